@@ -4,9 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# nbval compares every byte: fix hash seeds and the plotting backend.
+# nbval compares every byte: fix the hash seed (set iteration order).
 export PYTHONHASHSEED := 0
-export MPLBACKEND := Agg
 JB_FLAGS := -W -n --keep-going
 
 .PHONY: book test unit notebooks html browser lab clean
