@@ -134,15 +134,15 @@ class MultiHeadAttention:
     def new(cls, prefix: str, model_width: int, heads: int, max_positions: int, rope_base: float,
             rng: SplitMix64) -> MultiHeadAttention:
         """Fresh Q, K, V, O weights drawn in that order; ``rng`` is untouched unless this succeeds."""
-        validate_configuration(model_width, heads)
-        try:
-            require_width(max_positions, "RoPE max positions", MultiHeadAttentionError, STAGE)
-            RotaryEmbedding(model_width // heads, max_positions, rope_base)  # validate before drawing
-            require_rng(rng, "multi-head init")
-        except LlmFromScratchError as source:
-            if isinstance(source, MultiHeadAttentionError):
-                raise
-            raise _wrap("multi-head RoPE configuration", source) from source
+        head_width = validate_configuration(model_width, heads)
+        require_width(max_positions, "RoPE max positions", MultiHeadAttentionError, STAGE)
+        for prefix_text, check in (("multi-head RoPE configuration",
+                                    lambda: RotaryEmbedding(head_width, max_positions, rope_base)),
+                                   ("multi-head init", lambda: require_rng(rng, "multi-head init"))):
+            try:
+                check()  # everything is validated before the generator is touched
+            except LlmFromScratchError as source:
+                raise MultiHeadAttentionError(f"{prefix_text}: {source}", stage=STAGE) from source
         trial = rng.clone()
         names = ("query", "key", "value", "output")
         projections = [Linear.new(f"{prefix}.{name}.weight", model_width, model_width, trial) for name in names]

@@ -21,11 +21,6 @@ class LlmFromScratchError(Exception):
         super().__init__(message)
         self.stage = stage or self.component
 
-    @classmethod
-    def wrap(cls, prefix: str, source: LlmFromScratchError) -> LlmFromScratchError:
-        """A new error of this class that prefixes ``source``'s message; raise it ``from source``."""
-        return cls(f"{prefix}: {source}", stage=cls.component)
-
 
 class TensorError(LlmFromScratchError):
     """Autodiff tape: bad values, released tapes, mismatched upstream gradients."""
