@@ -1,0 +1,121 @@
+"""Where the built book is and which pages it has, plus browser helpers.
+
+The tests read the pages listed in ``_toc.yml`` from ``_build/html`` (built by
+``make html``) and open them in Debian's Chromium through Playwright, with the
+network cut off: every request that is not a ``file://`` URL is recorded and
+aborted, so a page that needs another host shows up as a failure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+HTML_DIR = REPO / "_build" / "html"
+TOC_PATH = REPO / "_toc.yml"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+# A chapter is a toc entry whose file name starts with "ch<number>".
+CHAPTER_NAME = re.compile(r"^ch\d+")
+# URL schemes that never leave the machine.
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+TIMEOUT_MS = 30_000
+
+
+def _toc_docnames(toc: dict) -> list[str]:
+    """Every file of a jb-book toc, in reading order: root, then parts/chapters/sections."""
+    names = [toc["root"]]
+
+    def walk(entries):
+        for entry in entries or []:
+            if "file" in entry:
+                names.append(entry["file"])
+            walk(entry.get("sections"))
+            walk(entry.get("chapters"))
+
+    walk(toc.get("chapters"))
+    for part in toc.get("parts") or []:
+        walk(part.get("chapters"))
+    # A toc entry may carry its extension; the HTML page drops it.
+    return [re.sub(r"\.(ipynb|md)$", "", name) for name in names]
+
+
+def _load_toc() -> dict:
+    with TOC_PATH.open(encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+TOC = _load_toc()
+ALL_PAGES = _toc_docnames(TOC)
+ROOT_PAGE = ALL_PAGES[0]
+CHAPTER_PAGES = [name for name in ALL_PAGES if CHAPTER_NAME.match(Path(name).name)]
+
+
+def page_path(docname: str) -> Path:
+    return HTML_DIR / f"{docname}.html"
+
+
+@dataclass
+class OfflinePage:
+    """A page opened with the network blocked, and what happened while it ran."""
+
+    page: object
+    # URLs on another host: aborted by the route, or seen as a request at all.
+    blocked: list[str] = field(default_factory=list)
+    requested: list[str] = field(default_factory=list)
+    # Uncaught JavaScript errors and local files that failed to load.
+    page_errors: list[str] = field(default_factory=list)
+    failed_local: list[str] = field(default_factory=list)
+
+    def assert_no_network(self) -> None:
+        external = sorted(set(self.blocked) | set(self.requested))
+        assert not external, (
+            "the page tried to load resources from another host (blocked): "
+            + ", ".join(external)
+        )
+
+
+def wait_for_mathjax(page) -> bool:
+    """Wait until MathJax finished its first typesetting; False if the page has no MathJax.
+
+    The page is already loaded (`load` fires after deferred scripts ran), so a
+    missing `MathJax.startup` means that the MathJax script itself did not load.
+    """
+    if not page.locator("script[src*='mathjax']").count():
+        return False
+    started = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
+    src = page.locator("script[src*='mathjax']").first.get_attribute("src")
+    assert started, f"MathJax did not load from {src!r}"
+    page.evaluate(
+        """() => { window.MathJax.startup.promise.then(
+            () => { window.__bookMathDone = 'ok'; },
+            (err) => { window.__bookMathDone = 'error: ' + err; }); }"""
+    )
+    page.wait_for_function("() => window.__bookMathDone !== undefined", timeout=TIMEOUT_MS)
+    outcome = page.evaluate("() => window.__bookMathDone")
+    assert outcome == "ok", f"MathJax typesetting failed: {outcome}"
+    return True
+
+
+def wait_for_images(page) -> None:
+    """Wait until every <img> finished loading or failed."""
+    page.evaluate(
+        """() => Promise.all([...document.images].map(img => {
+            img.loading = 'eager';
+            return img.complete ? null : new Promise(done => {
+                img.addEventListener('load', done, {once: true});
+                img.addEventListener('error', done, {once: true});
+            });
+        }))"""
+    )

@@ -1,0 +1,95 @@
+"""Fixtures for the end-to-end checks of the built HTML book (see book_site.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from book_site import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    HTML_DIR,
+    LOCAL_SCHEMES,
+    TIMEOUT_MS,
+    OfflinePage,
+    page_path,
+)
+
+
+@pytest.fixture(scope="session")
+def built_site() -> Path:
+    """The built HTML; a missing build fails (the tests must not pass vacuously)."""
+    index = HTML_DIR / "index.html"
+    if not index.is_file():
+        pytest.fail(
+            f"{index} does not exist: build the book first with `make html` "
+            "(the browser tests check the built HTML)."
+        )
+    return HTML_DIR
+
+
+@pytest.fixture(scope="session")
+def browser(built_site):
+    if not CHROMIUM.exists():
+        pytest.skip(
+            f"{CHROMIUM} not found: the browser tests need Debian's Chromium "
+            "(install the Debian package `chromium`: apt-get install chromium)."
+        )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True
+        )
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def open_offline(browser, built_site):
+    """Return a function that opens a built page (docname or file name) offline."""
+    contexts = []
+
+    def open_(target: str, query: str = "") -> OfflinePage:
+        path = built_site / target if target.endswith(".html") else page_path(target)
+        if not path.is_file():
+            pytest.fail(f"{path} is missing from the build: run `make html` first.")
+        context = browser.new_context(locale="ru-RU")
+        context.set_default_timeout(TIMEOUT_MS)
+        contexts.append(context)
+        result = OfflinePage(page=None)
+
+        def route(route):
+            url = route.request.url
+            if url.startswith(LOCAL_SCHEMES):
+                route.continue_()
+            else:
+                result.blocked.append(url)
+                route.abort("internetdisconnected")
+
+        context.route("**/*", route)
+        page = context.new_page()
+        result.page = page
+        # Belt and braces: requests that bypass routing are caught here too.
+        page.on(
+            "request",
+            lambda r: None
+            if r.url.startswith(LOCAL_SCHEMES)
+            else result.requested.append(r.url),
+        )
+        page.on("pageerror", lambda e: result.page_errors.append(str(e)))
+        page.on(
+            "requestfailed",
+            lambda r: result.failed_local.append(f"{r.url} ({r.failure})")
+            if r.url.startswith("file:")
+            else None,
+        )
+        page.goto(path.as_uri() + query, wait_until="load")
+        return result
+
+    yield open_
+    for context in contexts:
+        context.close()

@@ -1,0 +1,195 @@
+"""The built book in a real browser with no network: formulas, images, solutions, search.
+
+Run after `make html`: `make browser` (= pytest -q tests/browser).
+Pages come from _toc.yml: the root page, every chapter (files named ch<number>...)
+and every other listed page.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+from book_site import (
+    ALL_PAGES,
+    CHAPTER_PAGES,
+    ROOT_PAGE,
+    TIMEOUT_MS,
+    wait_for_images,
+    wait_for_mathjax,
+)
+
+IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
+
+# Pages whose text has formulas: the front page and every chapter.
+MATH_PAGES = [ROOT_PAGE] + [p for p in CHAPTER_PAGES if p != ROOT_PAGE]
+
+# Math left untypeset, or MathJax errors: each entry describes one problem.
+MATH_PROBLEMS_JS = r"""() => {
+  const problems = [];
+  for (const el of document.querySelectorAll('span.math, div.math')) {
+    if (!el.querySelector('mjx-container'))
+      problems.push('not typeset: ' + el.textContent.trim().slice(0, 80));
+  }
+  for (const el of document.querySelectorAll('mjx-merror, [data-mjx-error]'))
+    problems.push('MathJax error: ' + (el.getAttribute('data-mjx-error') || el.textContent).slice(0, 80));
+  // An undefined macro is shown as red text "\name" (MathJax's noundefined package).
+  for (const el of document.querySelectorAll('mjx-assistive-mml mtext[mathcolor="red"]'))
+    if (el.textContent.startsWith('\\'))
+      problems.push('undefined TeX macro: ' + el.textContent);
+  // Raw TeX delimiters in the prose mean that a formula was never recognised as math.
+  const prose = 'article :is(p, li, h1, h2, h3, h4, h5, h6, dd, dt, td, th, figcaption, .math)';
+  for (const el of document.querySelectorAll(prose)) {
+    if (el.closest('pre, code, .highlight')) continue;
+    const text = el.innerText || '';
+    if (/\$\$|\\\[|\\\(|\\begin\{/.test(text))
+      problems.push('raw TeX in text: ' + text.trim().slice(0, 80));
+  }
+  return problems;
+}"""
+
+IMAGES_JS = """() => [...document.images].map(img => ({
+  src: img.getAttribute('src'),
+  width: img.naturalWidth,
+  alt: (img.getAttribute('alt') || '').trim(),
+}))"""
+
+
+def test_toc_has_chapters():
+    """The page lists come from _toc.yml; without chapters the checks below would be empty."""
+    assert CHAPTER_PAGES, f"no chapter files (named ch<number>...) in _toc.yml: {ALL_PAGES}"
+    assert any(Path(p).name.startswith("ch30") for p in CHAPTER_PAGES), CHAPTER_PAGES
+
+
+def test_index_opens_the_front_page(open_offline):
+    loaded = open_offline("index.html")
+    loaded.page.wait_for_url(f"**/{ROOT_PAGE}.html", timeout=TIMEOUT_MS)
+    loaded.assert_no_network()
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_page_works_offline(open_offline, docname):
+    """Russian page, every formula typeset, every image loaded with alt text, no other host."""
+    loaded = open_offline(docname)
+    page = loaded.page
+    assert page.evaluate("() => document.documentElement.lang") == "ru"
+
+    if wait_for_mathjax(page):
+        problems = page.evaluate(MATH_PROBLEMS_JS)
+        assert not problems, "\n".join(problems)
+    else:
+        assert page.locator("span.math, div.math").count() == 0, (
+            "the page has formulas but does not load MathJax"
+        )
+
+    wait_for_images(page)
+    images = page.evaluate(IMAGES_JS)
+    problems = [f"did not load: {img['src']}" for img in images if img["width"] == 0]
+    # docutils fills a missing alt with the image path, so a path counts as missing.
+    problems += [
+        f"no alt text: {img['src']} (alt={img['alt']!r})"
+        for img in images
+        if not img["alt"] or img["alt"] == img["src"] or IMAGE_FILE.search(img["alt"])
+    ]
+    assert not problems, "images:\n" + "\n".join(problems)
+
+    assert not loaded.failed_local, f"local files that failed to load: {loaded.failed_local}"
+    assert not loaded.page_errors, f"JavaScript errors: {loaded.page_errors}"
+    loaded.assert_no_network()
+
+
+@pytest.mark.parametrize("docname", MATH_PAGES)
+def test_formulas_are_typeset(open_offline, docname):
+    loaded = open_offline(docname)
+    assert wait_for_mathjax(loaded.page), "the page does not load MathJax"
+    rendered = loaded.page.locator("mjx-container").count()
+    assert rendered > 0, "no formula was typeset by MathJax"
+    loaded.assert_no_network()
+
+
+@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+def test_chapter_has_figures_and_exercises(open_offline, docname):
+    """A chapter shows at least one figure, one exercise and one solution."""
+    loaded = open_offline(docname)
+    page = loaded.page
+    wait_for_images(page)
+    assert page.locator("article img").count() >= 1, "the chapter shows no image"
+    assert page.locator(".exercise").count() >= 1, "the chapter has no {exercise}"
+    assert page.locator(".solution").count() >= 1, "the chapter has no {solution}"
+    loaded.assert_no_network()
+
+
+@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+def test_solutions_are_closed_until_clicked(open_offline, docname):
+    """sphinx-exercise renders a `:class: dropdown` solution as
+    <div class="solution dropdown admonition">; sphinx-togglebutton then adds the
+    classes `toggle toggle-hidden` and a button in the title that shows the body."""
+    loaded = open_offline(docname)
+    page = loaded.page
+    solutions = page.locator(".solution")
+    count = solutions.count()
+    assert count >= 1, "the chapter has no {solution}"
+    not_hidden = [
+        solutions.nth(i).get_attribute("id")
+        for i in range(count)
+        if "dropdown" not in (solutions.nth(i).get_attribute("class") or "").split()
+    ]
+    assert not not_hidden, f"solutions shown open, give them `:class: dropdown`: {not_hidden}"
+    # sphinx-togglebutton adds its buttons when the DOM is ready.
+    page.wait_for_function(
+        "n => document.querySelectorAll('.solution > .admonition-title .toggle-button').length >= n",
+        arg=count,
+        timeout=TIMEOUT_MS,
+    )
+    for i in range(count):
+        solution = solutions.nth(i)
+        label = f"solution {i + 1} of {count} ({solution.get_attribute('id')})"
+        classes = (solution.get_attribute("class") or "").split()
+        body = solution.locator(":scope > :not(.admonition-title)")
+        assert body.count() >= 1, f"{label} is empty"
+        assert "toggle-hidden" in classes, f"{label} is open before a click"
+        shown = [body.nth(j).is_visible() for j in range(body.count())]
+        assert not any(shown), f"{label} shows its body before a click"
+
+        button = solution.locator(":scope > .admonition-title .toggle-button")
+        button.scroll_into_view_if_needed()
+        button.click()
+        body.first.wait_for(state="visible", timeout=TIMEOUT_MS)
+        assert "toggle-hidden" not in (solution.get_attribute("class") or "").split()
+        assert button.get_attribute("aria-expanded") == "true", label
+
+        button.click()
+        body.first.wait_for(state="hidden", timeout=TIMEOUT_MS)
+    loaded.assert_no_network()
+
+
+def test_search_finds_chapter_30(open_offline):
+    """The Russian search index (searchindex.js, loaded by a <script> tag, so it
+    works from file://) finds chapter 30 for «внимание»."""
+    chapter = next(p for p in CHAPTER_PAGES if Path(p).name.startswith("ch30"))
+    loaded = open_offline("search.html", "?q=" + quote("внимание"))
+    page = loaded.page
+    links_js = "() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.getAttribute('href'))"
+    try:
+        page.wait_for_function(
+            "doc => [...document.querySelectorAll('#search-results ul.search li a')]"
+            ".some(a => (a.getAttribute('href') || '').split('#')[0] === doc + '.html')",
+            arg=chapter,
+            timeout=TIMEOUT_MS,
+        )
+    except PlaywrightTimeout:
+        pytest.fail(
+            f"search for «внимание» did not list {chapter}.html; "
+            f"results: {page.evaluate(links_js)}; "
+            f"status: {page.locator('#search-results').inner_text()[:300]!r}"
+        )
+    assert page.evaluate("() => document.documentElement.lang") == "ru"
+    # From file:// the search page cannot fetch() the result pages for their
+    # summaries; those rejections are the only errors allowed here.
+    other_errors = [e for e in loaded.page_errors if "Failed to fetch" not in e]
+    assert not other_errors, f"JavaScript errors: {other_errors}"
+    loaded.assert_no_network()
