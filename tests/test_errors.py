@@ -7,7 +7,7 @@ from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, DecoderBlockErro
                               LlmFromScratchError, MultiHeadAttention, MultiHeadAttentionError, Parameter,
                               RmsNorm, SplitMix64, Tensor, merge_heads, split_heads)
 
-from conftest import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
+from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
 RNG = SplitMix64(0)
 X30 = chapter30_input()

@@ -6,7 +6,7 @@ import pytest
 from llm_from_scratch import DecoderBlock, DecoderBlockConfig, MultiHeadAttention, Parameter, SplitMix64, gradcheck
 from llm_from_scratch.gradcheck import GradcheckReport
 
-from conftest import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
+from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
 
 def upstream_like(shape, seed=0):

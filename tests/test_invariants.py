@@ -6,7 +6,7 @@ import pytest
 from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, MultiHeadAttention, MultiHeadAttentionError,
                               SplitMix64, Tensor, merge_heads, split_heads)
 
-from conftest import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
+from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
 
 def test_split_then_merge_is_bitwise_identity():

@@ -6,7 +6,7 @@ import pytest
 from llm_from_scratch import Tensor
 from llm_from_scratch.history import layer_norm_rows
 
-from conftest import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
+from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
 
 def close(actual, expected):

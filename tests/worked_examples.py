@@ -1,0 +1,43 @@
+"""The two worked examples, built through the public API (shared by the unit tests)."""
+
+import numpy as np
+
+from llm_from_scratch import DecoderBlock, MultiHeadAttention, Parameter, RmsNorm, SwiGlu
+
+
+def swap_output_weight():
+    w = np.zeros((4, 4))
+    w[0, 2] = w[1, 3] = w[2, 0] = w[3, 1] = 1.0
+    return w
+
+
+def chapter30_input():
+    c1, s1, c2, s2 = np.cos(1), np.sin(1), np.cos(2), np.sin(2)
+    return np.array([[[1, 0, 1, 0], [c1, -s1, 0, 1], [c2, -s2, 1, 1]]], dtype=np.float64)
+
+
+def build_chapter30_attention(prefix="attention", output=None):
+    I = np.eye(4)
+    return MultiHeadAttention.from_parameters(
+        Parameter(f"{prefix}.query.weight", I), Parameter(f"{prefix}.key.weight", I),
+        Parameter(f"{prefix}.value.weight", I),
+        Parameter(f"{prefix}.output.weight", swap_output_weight() if output is None else output),
+        heads=2, max_positions=6, rope_base=100.0)
+
+
+def build_chapter31_block(epsilon=0.0):
+    I = np.eye(4)
+    attention = MultiHeadAttention.from_parameters(
+        Parameter("block.attention.query.weight", I), Parameter("block.attention.key.weight", I),
+        Parameter("block.attention.value.weight", I), Parameter("block.attention.output.weight", I),
+        heads=2, max_positions=6, rope_base=100.0)
+    return DecoderBlock.from_parts(
+        RmsNorm.from_parameters(Parameter("block.attention_norm.gain", np.ones(4)), epsilon=epsilon),
+        attention,
+        RmsNorm.from_parameters(Parameter("block.ffn_norm.gain", np.ones(4)), epsilon=epsilon),
+        SwiGlu.from_parameters(Parameter("block.ffn.gate.weight", I), Parameter("block.ffn.up.weight", I),
+                               Parameter("block.ffn.down.weight", I)))
+
+
+def chapter31_input():
+    return 2.0 * np.eye(4)[:3][None]
