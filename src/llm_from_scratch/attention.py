@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .causal import causal_scaled_dot_product_self_attention
 from .errors import LlmFromScratchError, MultiHeadAttentionError, ParameterError
 from .heads import merge_heads, split_heads
-from .linear import Linear, live_input, require_width
+from .linear import Linear, live_input, require_prefix, require_width
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, require_rng
 from .rope import RotaryEmbedding, check_position_interval
@@ -88,6 +88,10 @@ class MultiHeadAttention:
     def __init__(self, query: Linear, key: Linear, value: Linear, output: Linear,
                  heads: int, max_positions: int, rope_base: float) -> None:
         """Use ``from_parameters`` or ``new``; this checks the widths of four built projections."""
+        for role, projection in (("query", query), ("key", key), ("value", value), ("output", output)):
+            if not isinstance(projection, Linear):
+                raise MultiHeadAttentionError(
+                    f"{STAGE} {role} projection must be a Linear, got {type(projection).__name__}", stage=STAGE)
         model_width = query.input_width
         self.head_width = validate_configuration(model_width, heads)
         for role, projection in (("query", query), ("key", key), ("value", value)):
@@ -136,6 +140,7 @@ class MultiHeadAttention:
         """Fresh Q, K, V, O weights drawn in that order; ``rng`` is untouched unless this succeeds."""
         head_width = validate_configuration(model_width, heads)
         require_width(max_positions, "RoPE max positions", MultiHeadAttentionError, STAGE)
+        require_prefix(prefix, MultiHeadAttentionError, STAGE)
         for prefix_text, check in (("multi-head RoPE configuration",
                                     lambda: RotaryEmbedding(head_width, max_positions, rope_base)),
                                    ("multi-head init", lambda: require_rng(rng, "multi-head init"))):

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward, check_sequence
 from .errors import DecoderBlockError, LlmFromScratchError
+from .linear import require_prefix
 from .parameter import ParameterList
 from .residual import residual_add
 from .rmsnorm import RmsNorm
@@ -106,6 +107,7 @@ class DecoderBlock:
         if not isinstance(config, DecoderBlockConfig):
             raise DecoderBlockError(f"{STAGE} config must be a DecoderBlockConfig, got {type(config).__name__}",
                                     stage=STAGE)
+        require_prefix(prefix, DecoderBlockError, STAGE)
         steps = (
             ("attention RMSNorm", lambda trial: RmsNorm.new(f"{prefix}.attention_norm.gain",
                                                            config.model_width, config.rms_epsilon)),

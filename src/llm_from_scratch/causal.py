@@ -45,10 +45,10 @@ def causal_scaled_dot_product_self_attention(q: Tensor, k: Tensor, v: Tensor) ->
             )
     tokens, width = q.shape[-2:]
     if tokens == 0:
-        raise CausalAttentionError("causal attention needs at least one token so every causal row has a key",
-                                   stage=stage)
+        raise CausalAttentionError("causal attention needs at least one token so every causal row has a key, "
+                                   f"got shape {list(q.shape)}", stage=stage)
     if width == 0:
-        raise CausalAttentionError("causal attention width must be nonzero", stage=stage)
+        raise CausalAttentionError(f"causal attention width must be nonzero, got shape {list(q.shape)}", stage=stage)
     key_axes = tuple(range(k.ndim - 2)) + (k.ndim - 1, k.ndim - 2)
     scores = scale(matmul(q, transpose(k, key_axes)), 1.0 / np.sqrt(width))  # [..., T, T]
     weights = causal_softmax(scores)                                         # [..., T, T]

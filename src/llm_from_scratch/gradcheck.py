@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Callable, Sequence
 
 import numpy as np
@@ -72,11 +73,16 @@ def gradcheck(forward: Callable[[Tensor], Tensor], x: object, parameters: Sequen
     ``forward`` maps a Tensor to the output Tensor and reads ``parameters`` (which
     this function perturbs in place and restores). Parameter gradients are reset.
     """
+    if not callable(forward):
+        raise GradcheckError(f"gradcheck forward must be callable, got {type(forward).__name__}", stage="gradcheck")
     for name, number in (("delta", delta), ("tolerance", tolerance)):
-        if isinstance(number, bool) or not isinstance(number, (int, float)) or not math.isfinite(number) \
-                or number <= 0:
+        real = isinstance(number, (int, float, np.integer, np.floating)) and not isinstance(number, bool)
+        if not real or not math.isfinite(number) or number <= 0:
             raise GradcheckError(f"gradcheck {name} must be a finite positive number, got {number!r}",
                                  stage="gradcheck")
+    if isinstance(parameters, (Parameter, str, bytes)) or not isinstance(parameters, Iterable):
+        raise GradcheckError(f"gradcheck parameters must be a list of Parameters, got {type(parameters).__name__}",
+                             stage="gradcheck")
     parameters = list(parameters)
     for index, parameter in enumerate(parameters):
         if not isinstance(parameter, Parameter):
@@ -89,16 +95,19 @@ def gradcheck(forward: Callable[[Tensor], Tensor], x: object, parameters: Sequen
         raise GradcheckError(str(source), stage="gradcheck") from source
 
     def loss() -> float:
-        return float(np.sum(forward(Tensor(x_value)).value * seed))
+        return float(np.sum(_run(forward, Tensor(x_value)).value * seed))
 
     for parameter in parameters:
         parameter.grad = None
     x_tensor = Tensor(x_value, requires_grad=True)
-    output = forward(x_tensor)
+    output = _run(forward, x_tensor)
     if output.shape != seed.shape:
         raise GradcheckError(f"gradcheck upstream shape must equal output shape {list(output.shape)}, "
                              f"got {list(seed.shape)}", stage="gradcheck")
-    output.backward(seed)
+    try:
+        output.backward(seed)
+    except LlmFromScratchError as source:  # e.g. an output that depends on no input or parameter
+        raise GradcheckError(f"gradcheck backward: {source}", stage="gradcheck") from source
     base_loss = float(np.sum(output.value * seed))
     output.release()
 
@@ -107,6 +116,18 @@ def gradcheck(forward: Callable[[Tensor], Tensor], x: object, parameters: Sequen
         analytic = parameter.grad if parameter.grad is not None else np.zeros_like(parameter.value)
         checks.append(_check_parameter(parameter, analytic, loss, delta))
     return GradcheckReport(checks=tuple(checks), delta=float(delta), tolerance=float(tolerance), loss=base_loss)
+
+
+def _run(forward: Callable[[Tensor], Tensor], x: Tensor) -> Tensor:
+    """``forward(x)``; a package error or a non-Tensor result becomes a ``GradcheckError``."""
+    try:
+        output = forward(x)
+    except LlmFromScratchError as source:
+        raise GradcheckError(f"gradcheck forward: {source}", stage="gradcheck") from source
+    if not isinstance(output, Tensor):
+        raise GradcheckError(f"gradcheck forward must return a Tensor, got {type(output).__name__}",
+                             stage="gradcheck")
+    return output
 
 
 def _assign(target: np.ndarray, value: np.ndarray) -> None:

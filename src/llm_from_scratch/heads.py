@@ -25,7 +25,7 @@ def split_heads(x: Tensor, heads: int) -> Tensor:
         raise HeadLayoutError(f"head count must be positive, got {heads}", stage="head split")
     batch, tokens, width = x.shape
     if width == 0:
-        raise HeadLayoutError("head width must be nonzero", stage="head split")
+        raise HeadLayoutError("head width must be nonzero, got model width 0", stage="head split")
     if width % heads:
         raise HeadLayoutError(f"model width {width} must be divisible by head count {heads}",
                               stage="head split")
@@ -43,8 +43,8 @@ def merge_heads(x: Tensor) -> Tensor:
         )
     batch, heads, tokens, head_width = x.shape
     if heads == 0:
-        raise HeadLayoutError("head count must be nonzero", stage="head merge")
+        raise HeadLayoutError(f"head count must be nonzero, got shape {list(x.shape)}", stage="head merge")
     if head_width == 0:
-        raise HeadLayoutError("head width must be nonzero", stage="head merge")
+        raise HeadLayoutError(f"head width must be nonzero, got shape {list(x.shape)}", stage="head merge")
     grouped = transpose(x, (0, 2, 1, 3))                          # [B, T, h, d_h]
     return reshape(grouped, (batch, tokens, heads * head_width))  # [B, T, d_model]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .errors import LinearError, TensorError
+from .errors import LinearError, ParameterError, TensorError
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, require_rng, uniform_weight
 from .tensor import Tensor, ensure_live, is_int, matmul
@@ -25,6 +25,13 @@ def require_width(value: object, role: str, error: type, stage: str) -> int:
     if not is_int(value) or int(value) <= 0:
         raise error(f"{role} must be a positive integer, got {value!r}", stage=stage)
     return int(value)
+
+
+def require_prefix(prefix: object, error: type, stage: str) -> str:
+    """A non-empty name prefix such as ``block.attention``, else ``error``."""
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise error(f"{stage} name prefix must be a non-empty string, got {prefix!r}", stage=stage)
+    return prefix
 
 
 def live_input(x: object, error: type, stage: str) -> Tensor:
@@ -51,9 +58,13 @@ class Linear:
         """Fresh weights from ``rng``; ``rng`` advances only if construction succeeds."""
         d_in = require_width(input_width, "linear input width", LinearError, "linear init")
         d_out = require_width(output_width, "linear output width", LinearError, "linear init")
-        require_rng(rng, "linear init")
+        require_rng(rng, "linear init", LinearError)
         trial = rng.clone()
-        layer = cls(Parameter(name, uniform_weight(trial, d_in, d_out)))
+        try:
+            weight = Parameter(name, uniform_weight(trial, d_in, d_out))
+        except ParameterError as source:  # a bad name: the trial draws are discarded
+            raise LinearError(f"linear init: {source}", stage="linear init") from source
+        layer = cls(weight)
         rng.commit(trial)
         return layer
 

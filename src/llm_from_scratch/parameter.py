@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Iterator
+from collections.abc import Iterable
+from typing import Iterator
 
 from .errors import ParameterError
 from .tensor import Tensor
@@ -31,6 +32,11 @@ class ParameterList:
     """Parameters in a stable order, with distinct names and distinct tensors."""
 
     def __init__(self, parameters: Iterable[Parameter]) -> None:
+        if isinstance(parameters, (Parameter, str, bytes)) or not isinstance(parameters, Iterable):
+            raise ParameterError(
+                f"parameter list expects an iterable of Parameters, got {type(parameters).__name__}",
+                stage="parameter list",
+            )
         listed = list(parameters)
         names: dict[str, int] = {}
         nodes: dict[int, str] = {}

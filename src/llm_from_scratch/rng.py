@@ -34,10 +34,17 @@ class SplitMix64:
 
     def commit(self, trial: SplitMix64) -> None:
         """Adopt the state of a trial copy that was used for a successful construction."""
+        if not isinstance(trial, SplitMix64):
+            raise InitializationError(f"SplitMix64 commit needs a SplitMix64 trial copy, got {type(trial).__name__}",
+                                      stage="splitmix64")
         self.state = trial.state
 
     def next_u64(self, count: int) -> np.ndarray:
         """The next ``count`` outputs as ``uint64`` (one vectorised step per draw)."""
+        if not is_int(count) or count < 0:
+            raise InitializationError(f"SplitMix64 draw count must be a non-negative integer, got {count!r}",
+                                      stage="splitmix64")
+        count = int(count)
         steps = (np.arange(1, count + 1, dtype=np.uint64) * np.uint64(GAMMA)) + np.uint64(self.state)
         self.state = (self.state + count * GAMMA) & MASK
         z = steps
@@ -53,9 +60,10 @@ class SplitMix64:
         return f"SplitMix64(state={self.state:#018x})"
 
 
-def require_rng(rng: object, stage: str) -> SplitMix64:
+def require_rng(rng: object, stage: str, error: type = InitializationError) -> SplitMix64:
+    """``rng`` if it is a SplitMix64, else ``error`` naming ``stage`` and the type received."""
     if not isinstance(rng, SplitMix64):
-        raise InitializationError(f"{stage} needs a SplitMix64 generator, got {type(rng).__name__}", stage=stage)
+        raise error(f"{stage} needs a SplitMix64 generator, got {type(rng).__name__}", stage=stage)
     return rng
 
 

@@ -49,8 +49,13 @@ class RotaryEmbedding:
             raise RopeError(f"RoPE base must be a finite positive number, got {rope_base!r}", stage=stage)
         self.rope_base = float(rope_base)
         pairs = np.arange(self.head_width // 2, dtype=np.float64)
-        frequencies = self.rope_base ** (-2.0 * pairs / self.head_width)          # [d_h/2]
-        angles = np.arange(self.max_positions, dtype=np.float64)[:, None] * frequencies  # [P, d_h/2]
+        with np.errstate(over="ignore", invalid="ignore"):  # a tiny base overflows: refused just below
+            frequencies = self.rope_base ** (-2.0 * pairs / self.head_width)          # [d_h/2]
+            angles = np.arange(self.max_positions, dtype=np.float64)[:, None] * frequencies  # [P, d_h/2]
+        if not np.all(np.isfinite(angles)):
+            raise RopeError(
+                f"RoPE angles must be finite, got overflow for base {rope_base!r} with head width "
+                f"{self.head_width} and max positions {self.max_positions}", stage=stage)
         self.cos, self.sin = np.cos(angles), np.sin(angles)
 
     def rotate(self, x: Tensor, position_offset: int = 0) -> Tensor:

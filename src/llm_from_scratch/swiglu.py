@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import LlmFromScratchError, SwiGluError
-from .linear import Linear, live_input, require_width
+from .linear import Linear, live_input, require_prefix, require_width
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, require_rng
 from .tensor import Tensor, mul, silu
@@ -30,6 +30,10 @@ class SwiGlu:
     """Three bias-free projections: gate ``[d_in, d_ff]``, up ``[d_in, d_ff]``, down ``[d_ff, d_out]``."""
 
     def __init__(self, gate: Linear, up: Linear, down: Linear) -> None:
+        for role, projection in (("gate", gate), ("up", up), ("down", down)):
+            if not isinstance(projection, Linear):
+                raise SwiGluError(f"SwiGLU {role} projection must be a Linear, got {type(projection).__name__}",
+                                  stage=STAGE)
         if up.input_width != gate.input_width or up.output_width != gate.output_width:
             raise SwiGluError(
                 f"SwiGLU up weight shape must equal gate weight shape {[gate.input_width, gate.output_width]}, "
@@ -61,10 +65,8 @@ class SwiGlu:
         d_in = require_width(input_width, "SwiGLU input width", SwiGluError, STAGE)
         d_ff = require_width(hidden_width, "SwiGLU hidden width", SwiGluError, STAGE)
         d_out = require_width(output_width, "SwiGLU output width", SwiGluError, STAGE)
-        try:
-            require_rng(rng, "SwiGLU init")
-        except LlmFromScratchError as source:
-            raise SwiGluError(str(source), stage=STAGE) from source
+        require_prefix(prefix, SwiGluError, STAGE)
+        require_rng(rng, "SwiGLU init", SwiGluError)
         trial = rng.clone()
         layer = cls(Linear.new(f"{prefix}.gate.weight", d_in, d_ff, trial),
                     Linear.new(f"{prefix}.up.weight", d_in, d_ff, trial),

@@ -14,6 +14,7 @@ saved arrays. Released tensors keep their values for inspection, but a layer or
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Callable, Sequence
 
@@ -45,7 +46,8 @@ def as_float64_array(value: object, *, stage: str = "tensor") -> np.ndarray:
         raise TensorError(
             f"{stage} expects real float or integer values, got dtype {array.dtype}", stage=stage
         )
-    array = np.array(array, dtype=np.float64)  # always a private copy
+    with np.errstate(over="ignore"):  # a float128 past float64's range becomes inf: refused just below
+        array = np.array(array, dtype=np.float64)  # always a private copy
     if not np.all(np.isfinite(array)):
         bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
         raise TensorError(
@@ -146,12 +148,19 @@ class Tensor:
             if node._released:
                 ensure_live(node, "backward")
         grads: dict[int, np.ndarray] = {id(self): seed}
+        handed: set[int] = set()  # arrays adopted as a leaf's .grad (VJPs never edit their g in place)
         for node in reversed(order):
             g = grads.pop(id(node), None)
             if g is None or not node.requires_grad:
                 continue
             if not node._parents:  # a leaf: accumulate
-                node.grad = g.copy() if node.grad is None else node.grad + g
+                if node.grad is not None:
+                    node.grad = node.grad + g
+                elif g.base is None and g.flags.writeable and id(g) not in handed:
+                    node.grad = g  # a fresh array made by a VJP: adopt it, no copy
+                    handed.add(id(g))
+                else:  # a view, a saved value, or an array another leaf already holds
+                    node.grad = g.copy()
                 continue
             for parent, pg in zip(node._parents, node._vjp(g)):
                 if pg is None or not parent.requires_grad:
@@ -239,12 +248,14 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     out = a.value @ b.value
 
     def vjp(g):
-        ga = g @ np.swapaxes(b.value, -1, -2)
-        if b.ndim == 2:  # a shared weight: one [k, n*] @ [n*, m] product over all rows
+        ga = unbroadcast(g @ np.swapaxes(b.value, -1, -2), a.shape) if a.requires_grad else None
+        if not b.requires_grad:
+            gb = None
+        elif b.ndim == 2:  # a shared weight: one [k, n*] @ [n*, m] product over all rows
             gb = a.value.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
         else:
             gb = unbroadcast(np.swapaxes(a.value, -1, -2) @ g, b.shape)
-        return unbroadcast(ga, a.shape), gb
+        return ga, gb
 
     return Tensor._result(out, (a, b), vjp, "matmul")
 
@@ -271,21 +282,32 @@ def transpose(a: Tensor, axes: Sequence[int]) -> Tensor:
     return Tensor._result(out, (a,), vjp, "transpose")
 
 
+@functools.lru_cache(maxsize=16)
+def causal_mask(tokens: int) -> np.ndarray:
+    """``[T, T]`` booleans, built once per ``T``: key ``j`` is visible from query ``i`` iff ``j <= i``."""
+    visible = np.tri(tokens, dtype=bool)
+    visible.flags.writeable = False  # shared by every call with this T
+    return visible
+
+
 def causal_softmax(scores: Tensor) -> Tensor:
     """Row softmax of ``[..., T, T]`` scores with keys right of the query removed.
 
     Masked scores become ``-inf`` before the max-subtracted exponent, so future
     probabilities are exactly zero, not merely small.
     """
-    tokens = scores.shape[-1]
-    visible = np.tri(tokens, dtype=bool)  # [T, T]: key j visible from query i iff j <= i
-    masked = np.where(visible, scores.value, -np.inf)
-    shifted = np.exp(masked - masked.max(axis=-1, keepdims=True))
-    probabilities = shifted / shifted.sum(axis=-1, keepdims=True)
+    probabilities = np.where(causal_mask(scores.shape[-1]), scores.value, -np.inf)  # a fresh [..., T, T]
+    # The remaining steps work in place on that one array: no [..., T, T] temporaries.
+    probabilities -= probabilities.max(axis=-1, keepdims=True)  # the diagonal is visible: max is finite
+    np.exp(probabilities, out=probabilities)                     # exp(-inf) = 0 exactly
+    probabilities /= probabilities.sum(axis=-1, keepdims=True)
 
     def vjp(g):
-        inner = (g * probabilities).sum(axis=-1, keepdims=True)
-        return (probabilities * (g - inner),)
+        grad = g * probabilities
+        inner = grad.sum(axis=-1, keepdims=True)  # [..., T, 1]: sum_j g_j p_j
+        np.subtract(g, inner, out=grad)
+        grad *= probabilities                     # p * (g - inner)
+        return (grad,)
 
     return Tensor._result(probabilities, (scores,), vjp, "causal_softmax")
 
@@ -294,17 +316,28 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
     """Rotate adjacent pairs ``(2i, 2i+1)`` of ``x[..., T, d]`` by angles given as ``cos``/``sin`` ``[T, d/2]``.
 
     ``[a, b] -> [a cos - b sin, a sin + b cos]``; the VJP rotates back by the negative angle.
+    Each half is written straight into its strided slot of the output: one temporary.
     """
-    even, odd = x.value[..., 0::2], x.value[..., 1::2]
-    out = np.empty_like(x.value)
-    out[..., 0::2] = even * cos - odd * sin
-    out[..., 1::2] = even * sin + odd * cos
+    even, odd = x.value[..., 0::2], x.value[..., 1::2]  # [..., T, d/2] views
+    out = np.empty_like(x.value)  # x's memory order: a head view of [B, T, h, d_h] is read in order
+    out_even, out_odd = out[..., 0::2], out[..., 1::2]
+    cross = odd * sin
+    np.multiply(even, cos, out=out_even)
+    out_even -= cross                   # a cos - b sin
+    np.multiply(odd, cos, out=cross)
+    np.multiply(even, sin, out=out_odd)
+    out_odd += cross                    # a sin + b cos
 
     def vjp(g):
         g_even, g_odd = g[..., 0::2], g[..., 1::2]
-        grad = np.empty_like(g)
-        grad[..., 0::2] = g_even * cos + g_odd * sin
-        grad[..., 1::2] = -g_even * sin + g_odd * cos
+        grad = np.empty(g.shape)  # row-major even when g is a transposed view (the key's gradient)
+        grad_even, grad_odd = grad[..., 0::2], grad[..., 1::2]
+        cross = g_odd * sin
+        np.multiply(g_even, cos, out=grad_even)
+        grad_even += cross              # g_a cos + g_b sin
+        np.multiply(g_even, sin, out=cross)
+        np.multiply(g_odd, cos, out=grad_odd)
+        grad_odd -= cross               # -g_a sin + g_b cos
         return (grad,)
 
     return Tensor._result(out, (x,), vjp, "rotate_pairs")
@@ -312,25 +345,41 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
 
 def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis; ``x: [..., d]``, ``gain: [d]``."""
-    inverse_rms = 1.0 / np.sqrt(np.mean(x.value * x.value, axis=-1, keepdims=True) + epsilon)
-    normalized = x.value * inverse_rms
+    normalized = x.value * x.value
+    inverse_rms = 1.0 / np.sqrt(np.mean(normalized, axis=-1, keepdims=True) + epsilon)  # [..., 1]
+    np.multiply(x.value, inverse_rms, out=normalized)  # reuse the x^2 buffer: x / rms
     out = normalized * gain.value
 
     def vjp(g):
-        g_gain = (g * normalized).reshape(-1, gain.shape[0]).sum(axis=0)
+        work = g * normalized
+        g_gain = work.reshape(-1, gain.shape[0]).sum(axis=0)
+        if not x.requires_grad:
+            return None, g_gain
         g_norm = g * gain.value
-        g_x = inverse_rms * (g_norm - normalized * np.mean(g_norm * normalized, axis=-1, keepdims=True))
-        return g_x, g_gain
+        np.multiply(g_norm, normalized, out=work)
+        projection = np.mean(work, axis=-1, keepdims=True)  # [..., 1]
+        np.multiply(normalized, projection, out=work)
+        np.subtract(g_norm, work, out=work)
+        work *= inverse_rms                      # (g_norm - normalized * mean(g_norm * normalized)) / rms
+        return work, g_gain
 
     return Tensor._result(out, (x, gain), vjp, "rms_norm")
 
 
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``, with the sigmoid written as ``(1 + tanh(x/2)) / 2`` to stay finite."""
-    sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))
+    sigmoid = np.multiply(x.value, 0.5)
+    np.tanh(sigmoid, out=sigmoid)
+    sigmoid += 1.0
+    sigmoid *= 0.5  # 0.5 * (1 + tanh(x/2)), built in one array
     out = x.value * sigmoid
 
     def vjp(g):
-        return (g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),)
+        slope = 1.0 - sigmoid
+        slope *= x.value
+        slope += 1.0                        # 1 + x (1 - sigmoid)
+        grad = g * sigmoid
+        grad *= slope
+        return (grad,)
 
     return Tensor._result(out, (x,), vjp, "silu")

@@ -1,0 +1,637 @@
+"""Every public constructor and forward fed bad input: one table row per case.
+
+A row either documents an accepted input (with a check of what came out) or names the
+exact typed error and a piece of its message that shows the value received. Each row runs
+with warnings turned into errors, and anything else that escapes - a raw ``ValueError``,
+``TypeError``, ``IndexError``, a NumPy warning, or a typed error of another class - fails it.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from llm_from_scratch import (CausalAttentionError, DecoderBlock, DecoderBlockConfig, DecoderBlockError,
+                              GradcheckError, HeadLayoutError, InitializationError, Linear, LinearError,
+                              LlmFromScratchError, MultiHeadAttention, MultiHeadAttentionError, Parameter,
+                              ParameterError, ParameterList, ResidualError, RmsNorm, RmsNormError, RopeError,
+                              RotaryEmbedding, SplitMix64, SwiGlu, SwiGluError, Tensor, TensorError,
+                              causal_scaled_dot_product_self_attention, gradcheck, merge_heads, residual_add,
+                              split_heads)
+from llm_from_scratch.rng import GAMMA, MASK
+from llm_from_scratch.tensor import add
+
+D, H, T, FF, P = 4, 2, 3, 3, 6   # model width, heads, tokens, SwiGLU width, RoPE capacity
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    attempt: Callable[[], object]
+    error: type | None = None          # None: the input is accepted
+    message: str = ""                  # a substring of the error message
+    check: Callable[[object], bool] | None = None  # for an accepted input: what came out
+
+
+def ok(id, attempt, check=None):
+    return Row(id, attempt, None, "", check)
+
+
+def bad(id, attempt, error, message):
+    return Row(id, attempt, error, message)
+
+
+# --- builders: every row builds its own objects ----------------------------------------
+
+def x(*shape, value=1.0):
+    return Tensor(np.full(shape, value))
+
+
+def released(*shape):
+    """A Tensor whose tape was released: its value is kept, layers refuse it."""
+    tensor = Tensor(np.ones(shape))
+    add(tensor, Parameter("helper.zero", 0.0)).release()
+    assert tensor.released
+    return tensor
+
+
+def eye(name, n=D):
+    return Parameter(name, np.eye(n))
+
+
+def attention(**overrides):
+    arguments = dict(query_weight=eye("a.query.weight"), key_weight=eye("a.key.weight"),
+                     value_weight=eye("a.value.weight"), output_weight=eye("a.output.weight"),
+                     heads=H, max_positions=P, rope_base=100.0)
+    arguments.update(overrides)
+    return MultiHeadAttention.from_parameters(**arguments)
+
+
+def attention_new(**overrides):
+    arguments = dict(prefix="a", model_width=D, heads=H, max_positions=P, rope_base=100.0, rng=SplitMix64(1))
+    arguments.update(overrides)
+    return MultiHeadAttention.new(**arguments)
+
+
+def swiglu(gate=None, up=None, down=None):
+    return SwiGlu.from_parameters(gate or Parameter("f.gate.weight", np.ones((D, FF))),
+                                  up or Parameter("f.up.weight", np.ones((D, FF))),
+                                  down or Parameter("f.down.weight", np.ones((FF, D))))
+
+
+def swiglu_new(**overrides):
+    arguments = dict(prefix="f", input_width=D, hidden_width=FF, output_width=D, rng=SplitMix64(1))
+    arguments.update(overrides)
+    return SwiGlu.new(**arguments)
+
+
+def norm(name="n.gain", width=D, epsilon=1e-5):
+    return RmsNorm.from_parameters(Parameter(name, np.ones(width)), epsilon)
+
+
+def parts(**overrides):
+    arguments = dict(attention_norm=norm("b.attention_norm.gain"), attention=attention(),
+                     feed_forward_norm=norm("b.ffn_norm.gain"), feed_forward=swiglu())
+    arguments.update(overrides)
+    return DecoderBlock.from_parts(**arguments)
+
+
+def config(**overrides):
+    arguments = dict(model_width=D, heads=H, feed_forward_width=FF, max_positions=P, rope_base=100.0,
+                     rms_epsilon=1e-5)
+    arguments.update(overrides)
+    return DecoderBlockConfig(**arguments)
+
+
+def block_new(prefix="b", rng=None, **overrides):
+    return DecoderBlock.new(prefix, config(**overrides), SplitMix64(1) if rng is None else rng)
+
+
+def check(forward, x, upstream=None, **options):
+    parameter = Parameter("c.w", np.ones((D, D)))
+    return gradcheck(forward if forward is not None else (lambda t: Linear(parameter).forward(t)),
+                     x, [parameter], np.ones((2, D)) if upstream is None else upstream, **options)
+
+
+def shape_is(*shape):
+    return lambda result: result.shape == shape
+
+
+def output_shape_is(*shape):
+    return lambda result: result.output.shape == shape
+
+
+def float64_equal(expected):
+    return lambda result: result.value.dtype == np.float64 and np.array_equal(result.value, expected)
+
+
+NAN = float("nan")
+INF = float("inf")
+
+ROWS = [
+    # --- Tensor: float64 copies of real numbers --------------------------------------
+    ok("tensor-python-list-of-ints", lambda: Tensor([[1, 2], [3, 4]]), float64_equal([[1.0, 2.0], [3.0, 4.0]])),
+    ok("tensor-tuple", lambda: Tensor((1.5, -2.0)), float64_equal([1.5, -2.0])),
+    ok("tensor-int-array", lambda: Tensor(np.arange(3)), float64_equal([0.0, 1.0, 2.0])),
+    ok("tensor-uint8-array", lambda: Tensor(np.array([255], dtype=np.uint8)), float64_equal([255.0])),
+    ok("tensor-float32-array", lambda: Tensor(np.ones(2, dtype=np.float32)), float64_equal([1.0, 1.0])),
+    ok("tensor-python-scalar", lambda: Tensor(2.5), float64_equal(2.5)),
+    ok("tensor-empty-axis", lambda: Tensor(np.zeros((0, 3))), shape_is(0, 3)),
+    bad("tensor-bool-array", lambda: Tensor(np.array([True, False])), TensorError, "got dtype bool"),
+    bad("tensor-bool-list", lambda: Tensor([True, False]), TensorError, "got dtype bool"),
+    bad("tensor-complex", lambda: Tensor(np.array([1 + 2j])), TensorError, "got dtype complex128"),
+    bad("tensor-object-array", lambda: Tensor(np.array([1.0, None], dtype=object)), TensorError,
+        "got dtype object"),
+    bad("tensor-python-int-too-large", lambda: Tensor([10 ** 30]), TensorError, "got dtype object"),
+    bad("tensor-str", lambda: Tensor("1.0"), TensorError, "got str"),
+    bad("tensor-bytes", lambda: Tensor(b"1"), TensorError, "got bytes"),
+    bad("tensor-str-array", lambda: Tensor(np.array(["a", "b"])), TensorError, "got dtype <U1"),
+    bad("tensor-list-with-a-str", lambda: Tensor([1.0, "a"]), TensorError, "got dtype <U32"),
+    bad("tensor-datetime", lambda: Tensor(np.array(["2020-01-01"], dtype="datetime64[D]")), TensorError,
+        "got dtype datetime64[D]"),
+    bad("tensor-dict", lambda: Tensor({"a": 1.0}), TensorError, "got dtype object"),
+    bad("tensor-none", lambda: Tensor(None), TensorError, "got NoneType"),
+    bad("tensor-ragged-list", lambda: Tensor([[1.0, 2.0], [3.0]]), TensorError, "rectangular"),
+    bad("tensor-nan", lambda: Tensor([1.0, NAN, 2.0]), TensorError, "got 1 NaN or infinite of 3"),
+    bad("tensor-inf", lambda: Tensor([[INF, 0.0]]), TensorError, "got 1 NaN or infinite of 2"),
+    bad("tensor-minus-inf", lambda: Tensor(np.array([-INF, -INF])), TensorError, "got 2 NaN or infinite of 2"),
+    bad("tensor-longdouble-past-float64", lambda: Tensor(np.array([np.finfo(np.longdouble).max])),
+        TensorError, "NaN or infinite") if np.finfo(np.longdouble).max > np.finfo(np.float64).max else
+    bad("tensor-longdouble-past-float64", lambda: Tensor(np.array([INF], dtype=np.longdouble)),
+        TensorError, "NaN or infinite"),
+    bad("tensor-of-a-tensor", lambda: Tensor(Tensor([1.0])), TensorError, "got a Tensor"),
+    bad("tensor-requires-grad-int", lambda: Tensor([1.0], requires_grad=1), TensorError, "got 1"),
+    bad("tensor-requires-grad-str", lambda: Tensor([1.0], requires_grad="yes"), TensorError, "got 'yes'"),
+    # --- Tensor.backward ---------------------------------------------------------------
+    bad("backward-without-grad", lambda: x(2).backward(), TensorError, "requires_grad=True"),
+    bad("backward-upstream-shape", lambda: Linear(eye("w")).forward(x(2, D)).backward(np.ones(D)),
+        TensorError, "output shape [2, 4], got [4]"),
+    bad("backward-upstream-nan", lambda: Linear(eye("w")).forward(x(1, D)).backward([[NAN, 0, 0, 0]]),
+        TensorError, "got 1 NaN or infinite of 4"),
+    bad("backward-upstream-str", lambda: Linear(eye("w")).forward(x(1, D)).backward("ones"), TensorError,
+        "got str"),
+    bad("backward-released", lambda: released(2).backward(), TensorError, "belongs to a released tape"),
+    # --- Parameter and ParameterList ---------------------------------------------------
+    ok("parameter-list-value", lambda: Parameter("w", [[1, 2]]), float64_equal([[1.0, 2.0]])),
+    bad("parameter-empty-name", lambda: Parameter("", [1.0]), ParameterError, "got ''"),
+    bad("parameter-blank-name", lambda: Parameter("  ", [1.0]), ParameterError, "got '  '"),
+    bad("parameter-none-name", lambda: Parameter(None, [1.0]), ParameterError, "got None"),
+    bad("parameter-int-name", lambda: Parameter(5, [1.0]), ParameterError, "got 5"),
+    bad("parameter-nan-value", lambda: Parameter("w", [NAN]), TensorError, "got 1 NaN or infinite of 1"),
+    bad("parameter-none-value", lambda: Parameter("w", None), TensorError, "got NoneType"),
+    bad("parameter-bool-value", lambda: Parameter("w", np.ones(2, dtype=bool)), TensorError, "got dtype bool"),
+    ok("parameter-list-empty", lambda: ParameterList([]), lambda result: len(result) == 0),
+    ok("parameter-list-generator", lambda: ParameterList(Parameter(n, 1.0) for n in "ab"),
+       lambda result: result.names == ["a", "b"]),
+    bad("parameter-list-none", lambda: ParameterList(None), ParameterError, "got NoneType"),
+    bad("parameter-list-int", lambda: ParameterList(5), ParameterError, "got int"),
+    bad("parameter-list-single-parameter", lambda: ParameterList(Parameter("w", 1.0)), ParameterError,
+        "got Parameter"),
+    bad("parameter-list-tensor-entry", lambda: ParameterList([Parameter("w", 1.0), Tensor(1.0)]), ParameterError,
+        "entry 1 must be a Parameter, got Tensor"),
+    bad("parameter-list-array-entry", lambda: ParameterList([np.ones(2)]), ParameterError,
+        "entry 0 must be a Parameter, got ndarray"),
+    bad("parameter-list-duplicate-names", lambda: ParameterList([Parameter("w", 1.0), Parameter("w", 2.0)]),
+        ParameterError, "parameter name 'w' appears twice (entries 0 and 1)"),
+    # --- SplitMix64 --------------------------------------------------------------------
+    ok("splitmix-seed-zero", lambda: SplitMix64(0), lambda rng: rng.state == 0),
+    ok("splitmix-seed-max", lambda: SplitMix64(2 ** 64 - 1), lambda rng: rng.state == 2 ** 64 - 1),
+    ok("splitmix-seed-numpy-uint64", lambda: SplitMix64(np.uint64(7)), lambda rng: rng.state == 7),
+    bad("splitmix-seed-negative", lambda: SplitMix64(-1), InitializationError, "got -1"),
+    bad("splitmix-seed-too-large", lambda: SplitMix64(2 ** 64), InitializationError, "got 18446744073709551616"),
+    bad("splitmix-seed-float", lambda: SplitMix64(1.0), InitializationError, "got 1.0"),
+    bad("splitmix-seed-bool", lambda: SplitMix64(True), InitializationError, "got True"),
+    bad("splitmix-seed-str", lambda: SplitMix64("7"), InitializationError, "got '7'"),
+    bad("splitmix-seed-none", lambda: SplitMix64(None), InitializationError, "got None"),
+    ok("splitmix-zero-draws", lambda: SplitMix64(1).next_u64(0), shape_is(0)),
+    bad("splitmix-negative-draws", lambda: SplitMix64(1).next_u64(-1), InitializationError, "got -1"),
+    bad("splitmix-float-draws", lambda: SplitMix64(1).next_f64(2.5), InitializationError, "got 2.5"),
+    bad("splitmix-bool-draws", lambda: SplitMix64(1).next_u64(True), InitializationError, "got True"),
+    bad("splitmix-commit-none", lambda: SplitMix64(1).commit(None), InitializationError, "got NoneType"),
+    # --- Linear ------------------------------------------------------------------------
+    ok("linear-from-parameters", lambda: Linear.from_parameters(Parameter("w", np.ones((3, 2)))),
+       lambda layer: (layer.input_width, layer.output_width) == (3, 2)),
+    bad("linear-weight-array", lambda: Linear.from_parameters(np.eye(2)), LinearError, "got ndarray"),
+    bad("linear-weight-tensor", lambda: Linear.from_parameters(Tensor(np.eye(2))), LinearError, "got Tensor"),
+    bad("linear-weight-none", lambda: Linear.from_parameters(None), LinearError, "got NoneType"),
+    bad("linear-weight-rank-1", lambda: Linear.from_parameters(Parameter("w", np.ones(3))), LinearError,
+        "got rank 1 with shape [3]"),
+    bad("linear-weight-rank-3", lambda: Linear.from_parameters(Parameter("w", np.ones((1, 2, 2)))), LinearError,
+        "got rank 3 with shape [1, 2, 2]"),
+    bad("linear-weight-empty-axis", lambda: Linear.from_parameters(Parameter("w", np.ones((0, 3)))), LinearError,
+        "got shape [0, 3]"),
+    ok("linear-new", lambda: Linear.new("w", 3, 2, SplitMix64(1)), lambda layer: layer.weight.shape == (3, 2)),
+    bad("linear-new-zero-width", lambda: Linear.new("w", 0, 2, SplitMix64(1)), LinearError, "got 0"),
+    bad("linear-new-negative-width", lambda: Linear.new("w", 3, -2, SplitMix64(1)), LinearError, "got -2"),
+    bad("linear-new-float-width", lambda: Linear.new("w", 3.0, 2, SplitMix64(1)), LinearError, "got 3.0"),
+    bad("linear-new-bool-width", lambda: Linear.new("w", True, 2, SplitMix64(1)), LinearError, "got True"),
+    bad("linear-new-empty-name", lambda: Linear.new("", 3, 2, SplitMix64(1)), LinearError, "got ''"),
+    bad("linear-new-no-generator", lambda: Linear.new("w", 3, 2, None), LinearError, "got NoneType"),
+    bad("linear-new-numpy-generator", lambda: Linear.new("w", 3, 2, np.random.default_rng(1)), LinearError,
+        "got Generator"),
+    ok("linear-forward-empty-rows", lambda: Linear(eye("w")).forward(x(0, D)), shape_is(0, D)),
+    ok("linear-forward-vector", lambda: Linear(eye("w")).forward(x(D)), shape_is(D)),
+    bad("linear-forward-array", lambda: Linear(eye("w")).forward(np.ones((2, D))), LinearError, "got ndarray"),
+    bad("linear-forward-list", lambda: Linear(eye("w")).forward([[1.0] * D]), LinearError, "got list"),
+    bad("linear-forward-none", lambda: Linear(eye("w")).forward(None), LinearError, "got NoneType"),
+    bad("linear-forward-width", lambda: Linear(eye("w")).forward(x(2, 5)), LinearError,
+        "weight input width 4, got 5"),
+    bad("linear-forward-scalar", lambda: Linear(eye("w")).forward(Tensor(1.0)), LinearError, "got a scalar"),
+    bad("linear-forward-released", lambda: Linear(eye("w")).forward(released(2, D)), LinearError,
+        "belongs to a released tape"),
+    # --- RotaryEmbedding ---------------------------------------------------------------
+    ok("rope-integer-base", lambda: RotaryEmbedding(4, 8, 10), lambda rope: rope.rope_base == 10.0),
+    ok("rope-one-position", lambda: RotaryEmbedding(2, 1, 2.0), lambda rope: rope.cos.shape == (1, 1)),
+    bad("rope-odd-width", lambda: RotaryEmbedding(3, 8, 100.0), RopeError, "must be even, got 3"),
+    bad("rope-zero-width", lambda: RotaryEmbedding(0, 8, 100.0), RopeError, "got 0"),
+    bad("rope-float-width", lambda: RotaryEmbedding(4.0, 8, 100.0), RopeError, "got 4.0"),
+    bad("rope-bool-width", lambda: RotaryEmbedding(True, 8, 100.0), RopeError, "got True"),
+    bad("rope-zero-capacity", lambda: RotaryEmbedding(4, 0, 100.0), RopeError, "got 0"),
+    bad("rope-float-capacity", lambda: RotaryEmbedding(4, 1.5, 100.0), RopeError, "got 1.5"),
+    bad("rope-zero-base", lambda: RotaryEmbedding(4, 8, 0.0), RopeError, "got 0.0"),
+    bad("rope-negative-base", lambda: RotaryEmbedding(4, 8, -100), RopeError, "got -100"),
+    bad("rope-nan-base", lambda: RotaryEmbedding(4, 8, NAN), RopeError, "got nan"),
+    bad("rope-inf-base", lambda: RotaryEmbedding(4, 8, INF), RopeError, "got inf"),
+    bad("rope-str-base", lambda: RotaryEmbedding(4, 8, "100"), RopeError, "got '100'"),
+    bad("rope-bool-base", lambda: RotaryEmbedding(4, 8, True), RopeError, "got True"),
+    bad("rope-base-overflows-angles", lambda: RotaryEmbedding(64, 8, 5e-324), RopeError,
+        "got overflow for base 5e-324 with head width 64"),
+    ok("rope-rotate-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), 5), shape_is(3, 4)),
+    ok("rope-rotate-numpy-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(2, 3, 4), np.int64(2)),
+       shape_is(2, 3, 4)),
+    ok("rope-rotate-no-tokens", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(0, 4)), shape_is(0, 4)),
+    bad("rope-rotate-array", lambda: RotaryEmbedding(4, 8, 100.0).rotate(np.ones((3, 4))), RopeError,
+        "got ndarray"),
+    bad("rope-rotate-rank-1", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(4)), RopeError, "got [4]"),
+    bad("rope-rotate-width", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 6)), RopeError, "got [3, 6]"),
+    bad("rope-rotate-negative-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), -1), RopeError,
+        "got -1"),
+    bad("rope-rotate-float-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), 1.0), RopeError,
+        "got 1.0"),
+    bad("rope-rotate-bool-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), True), RopeError,
+        "got True"),
+    bad("rope-rotate-none-offset", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), None), RopeError,
+        "got None"),
+    bad("rope-rotate-past-capacity", lambda: RotaryEmbedding(4, 8, 100.0).rotate(x(3, 4), 6), RopeError,
+        "[6, 9) exceeds capacity 8"),
+    bad("rope-rotate-released", lambda: RotaryEmbedding(4, 8, 100.0).rotate(released(3, 4)), RopeError,
+        "belongs to a released tape"),
+    # --- split_heads / merge_heads -----------------------------------------------------
+    ok("split-heads", lambda: split_heads(x(2, T, D), H), shape_is(2, H, T, D // H)),
+    ok("split-heads-empty-batch", lambda: split_heads(x(0, T, D), H), shape_is(0, H, T, D // H)),
+    ok("split-heads-numpy-count", lambda: split_heads(x(1, T, D), np.int64(4)), shape_is(1, 4, T, 1)),
+    bad("split-heads-rank-2", lambda: split_heads(x(T, D), H), HeadLayoutError, "got rank 2"),
+    bad("split-heads-array", lambda: split_heads(np.ones((1, T, D)), H), HeadLayoutError, "got ndarray"),
+    bad("split-heads-zero-heads", lambda: split_heads(x(1, T, D), 0), HeadLayoutError, "got 0"),
+    bad("split-heads-negative-heads", lambda: split_heads(x(1, T, D), -2), HeadLayoutError, "got -2"),
+    bad("split-heads-float-heads", lambda: split_heads(x(1, T, D), 2.0), HeadLayoutError, "got 2.0"),
+    bad("split-heads-bool-heads", lambda: split_heads(x(1, T, D), True), HeadLayoutError, "got True"),
+    bad("split-heads-indivisible", lambda: split_heads(x(1, T, D), 3), HeadLayoutError,
+        "model width 4 must be divisible by head count 3"),
+    bad("split-heads-zero-width", lambda: split_heads(x(1, T, 0), H), HeadLayoutError, "got model width 0"),
+    bad("split-heads-released", lambda: split_heads(released(1, T, D), H), HeadLayoutError,
+        "belongs to a released tape"),
+    ok("merge-heads", lambda: merge_heads(x(1, H, T, 2)), shape_is(1, T, D)),
+    bad("merge-heads-rank-3", lambda: merge_heads(x(1, T, D)), HeadLayoutError, "got rank 3"),
+    bad("merge-heads-zero-heads", lambda: merge_heads(x(1, 0, T, 2)), HeadLayoutError, "got shape [1, 0, 3, 2]"),
+    bad("merge-heads-zero-width", lambda: merge_heads(x(1, H, T, 0)), HeadLayoutError, "got shape [1, 2, 3, 0]"),
+    bad("merge-heads-none", lambda: merge_heads(None), HeadLayoutError, "got NoneType"),
+    bad("merge-heads-released", lambda: merge_heads(released(1, H, T, 2)), HeadLayoutError,
+        "belongs to a released tape"),
+    # --- causal scaled dot-product attention -------------------------------------------
+    ok("causal-one-lane", lambda: causal_scaled_dot_product_self_attention(x(T, 2), x(T, 2), x(T, 2)),
+       output_shape_is(T, 2)),
+    ok("causal-empty-batch", lambda: causal_scaled_dot_product_self_attention(x(0, T, 2), x(0, T, 2), x(0, T, 2)),
+       output_shape_is(0, T, 2)),
+    bad("causal-query-array", lambda: causal_scaled_dot_product_self_attention(np.ones((T, 2)), x(T, 2), x(T, 2)),
+        CausalAttentionError, "got ndarray"),
+    bad("causal-key-list", lambda: causal_scaled_dot_product_self_attention(x(T, 2), [[1.0, 1.0]], x(T, 2)),
+        CausalAttentionError, "got list"),
+    bad("causal-value-none", lambda: causal_scaled_dot_product_self_attention(x(T, 2), x(T, 2), None),
+        CausalAttentionError, "got NoneType"),
+    bad("causal-rank-1", lambda: causal_scaled_dot_product_self_attention(x(2), x(2), x(2)), CausalAttentionError,
+        "got rank 1"),
+    bad("causal-key-shape", lambda: causal_scaled_dot_product_self_attention(x(T, 2), x(T, 4), x(T, 2)),
+        CausalAttentionError, "key shape must equal query shape [3, 2], got [3, 4]"),
+    bad("causal-value-shape", lambda: causal_scaled_dot_product_self_attention(x(T, 2), x(T, 2), x(2, 2)),
+        CausalAttentionError, "value shape must equal query shape [3, 2], got [2, 2]"),
+    bad("causal-no-tokens", lambda: causal_scaled_dot_product_self_attention(x(0, 2), x(0, 2), x(0, 2)),
+        CausalAttentionError, "got shape [0, 2]"),
+    bad("causal-zero-width", lambda: causal_scaled_dot_product_self_attention(x(T, 0), x(T, 0), x(T, 0)),
+        CausalAttentionError, "got shape [3, 0]"),
+    bad("causal-released", lambda: causal_scaled_dot_product_self_attention(x(T, 2), released(T, 2), x(T, 2)),
+        CausalAttentionError, "belongs to a released tape"),
+    # --- MultiHeadAttention.from_parameters ----------------------------------------------
+    ok("mha-from-parameters", lambda: attention(), lambda layer: (layer.heads, layer.head_width) == (H, 2)),
+    ok("mha-numpy-integers", lambda: attention(heads=np.int64(2), max_positions=np.int64(6)),
+       lambda layer: layer.max_positions == 6),
+    bad("mha-query-array", lambda: attention(query_weight=np.eye(D)), MultiHeadAttentionError,
+        "query projection: linear weight must be a Parameter, got ndarray"),
+    bad("mha-key-none", lambda: attention(key_weight=None), MultiHeadAttentionError,
+        "key projection: linear weight must be a Parameter, got NoneType"),
+    bad("mha-output-rank-1", lambda: attention(output_weight=Parameter("o", np.ones(D))), MultiHeadAttentionError,
+        "got rank 1 with shape [4]"),
+    bad("mha-empty-weight", lambda: attention(value_weight=Parameter("v", np.ones((D, 0)))),
+        MultiHeadAttentionError, "got shape [4, 0]"),
+    bad("mha-key-projected-width", lambda: attention(key_weight=Parameter("k", np.ones((D, 6)))),
+        MultiHeadAttentionError, "got 6 for key"),
+    bad("mha-key-input-width", lambda: attention(query_weight=eye("q", 8)), MultiHeadAttentionError,
+        "key projection input width must equal model width 8, got 4"),
+    bad("mha-output-width", lambda: attention(output_weight=Parameter("o", np.ones((D, 5)))),
+        MultiHeadAttentionError, "output projection width must equal model width 4, got 5"),
+    bad("mha-zero-heads", lambda: attention(heads=0), MultiHeadAttentionError, "got 0"),
+    bad("mha-float-heads", lambda: attention(heads=2.0), MultiHeadAttentionError, "got 2.0"),
+    bad("mha-bool-heads", lambda: attention(heads=True), MultiHeadAttentionError, "got True"),
+    bad("mha-indivisible-heads", lambda: attention(heads=3), MultiHeadAttentionError,
+        "model width 4 must be divisible by head count 3"),
+    bad("mha-odd-head-width", lambda: attention(heads=4), MultiHeadAttentionError,
+        "per-head width must be even for RoPE, got 1"),
+    bad("mha-zero-capacity", lambda: attention(max_positions=0), MultiHeadAttentionError, "got 0"),
+    bad("mha-nan-base", lambda: attention(rope_base=NAN), MultiHeadAttentionError, "got nan"),
+    bad("mha-duplicate-names", lambda: attention(key_weight=eye("a.query.weight")), MultiHeadAttentionError,
+        "parameter name 'a.query.weight' appears twice"),
+    bad("mha-one-parameter-twice", lambda: (lambda w: attention(query_weight=w, value_weight=w))(eye("w")),
+        MultiHeadAttentionError, "parameter name 'w' appears twice"),
+    bad("mha-init-with-arrays", lambda: MultiHeadAttention(np.eye(D), np.eye(D), np.eye(D), np.eye(D), H, P, 1e2),
+        MultiHeadAttentionError, "query projection must be a Linear, got ndarray"),
+    # --- MultiHeadAttention.new ----------------------------------------------------------
+    ok("mha-new", lambda: attention_new(), lambda layer: layer.parameter_count() == 4 * D * D),
+    bad("mha-new-zero-width", lambda: attention_new(model_width=0), MultiHeadAttentionError, "got 0"),
+    bad("mha-new-negative-width", lambda: attention_new(model_width=-4), MultiHeadAttentionError, "got -4"),
+    bad("mha-new-float-width", lambda: attention_new(model_width=4.0), MultiHeadAttentionError, "got 4.0"),
+    bad("mha-new-zero-heads", lambda: attention_new(heads=0), MultiHeadAttentionError, "got 0"),
+    bad("mha-new-indivisible", lambda: attention_new(model_width=6, heads=4), MultiHeadAttentionError,
+        "model width 6 must be divisible by head count 4"),
+    bad("mha-new-odd-head-width", lambda: attention_new(model_width=6, heads=2), MultiHeadAttentionError,
+        "per-head width must be even for RoPE, got 3"),
+    bad("mha-new-zero-capacity", lambda: attention_new(max_positions=0), MultiHeadAttentionError, "got 0"),
+    bad("mha-new-float-capacity", lambda: attention_new(max_positions=6.0), MultiHeadAttentionError, "got 6.0"),
+    bad("mha-new-negative-base", lambda: attention_new(rope_base=-1.0), MultiHeadAttentionError, "got -1.0"),
+    bad("mha-new-none-base", lambda: attention_new(rope_base=None), MultiHeadAttentionError, "got None"),
+    bad("mha-new-no-generator", lambda: attention_new(rng=None), MultiHeadAttentionError, "got NoneType"),
+    bad("mha-new-seed-not-generator", lambda: attention_new(rng=1), MultiHeadAttentionError, "got int"),
+    bad("mha-new-empty-prefix", lambda: attention_new(prefix=""), MultiHeadAttentionError, "got ''"),
+    bad("mha-new-none-prefix", lambda: attention_new(prefix=None), MultiHeadAttentionError, "got None"),
+    # --- MultiHeadAttention.forward ------------------------------------------------------
+    ok("mha-forward", lambda: attention().forward(x(2, T, D)), output_shape_is(2, T, D)),
+    ok("mha-forward-empty-batch", lambda: attention().forward(x(0, T, D)), output_shape_is(0, T, D)),
+    ok("mha-forward-last-offset", lambda: attention().forward(x(1, T, D), P - T), output_shape_is(1, T, D)),
+    ok("mha-forward-numpy-offset", lambda: attention().forward(x(1, T, D), np.int64(1)), output_shape_is(1, T, D)),
+    bad("mha-forward-rank-2", lambda: attention().forward(x(T, D)), MultiHeadAttentionError, "got rank 2"),
+    bad("mha-forward-rank-4", lambda: attention().forward(x(1, 1, T, D)), MultiHeadAttentionError, "got rank 4"),
+    bad("mha-forward-width", lambda: attention().forward(x(1, T, 5)), MultiHeadAttentionError,
+        "must equal model width 4, got 5"),
+    bad("mha-forward-no-tokens", lambda: attention().forward(x(1, 0, D)), MultiHeadAttentionError,
+        "needs at least one token"),
+    bad("mha-forward-array", lambda: attention().forward(np.ones((1, T, D))), MultiHeadAttentionError,
+        "got ndarray"),
+    bad("mha-forward-list", lambda: attention().forward([[[1.0] * D]]), MultiHeadAttentionError, "got list"),
+    bad("mha-forward-none", lambda: attention().forward(None), MultiHeadAttentionError, "got NoneType"),
+    bad("mha-forward-released", lambda: attention().forward(released(1, T, D)), MultiHeadAttentionError,
+        "belongs to a released tape"),
+    bad("mha-forward-negative-offset", lambda: attention().forward(x(1, T, D), -1), MultiHeadAttentionError,
+        "got -1"),
+    bad("mha-forward-float-offset", lambda: attention().forward(x(1, T, D), 1.0), MultiHeadAttentionError,
+        "got 1.0"),
+    bad("mha-forward-bool-offset", lambda: attention().forward(x(1, T, D), True), MultiHeadAttentionError,
+        "got True"),
+    bad("mha-forward-str-offset", lambda: attention().forward(x(1, T, D), "0"), MultiHeadAttentionError,
+        "got '0'"),
+    bad("mha-forward-past-capacity", lambda: attention().forward(x(1, T, D), 4), MultiHeadAttentionError,
+        "[4, 7) exceeds capacity 6"),
+    bad("mha-forward-huge-offset", lambda: attention().forward(x(1, T, D), 2 ** 70), MultiHeadAttentionError,
+        "exceeds capacity 6"),
+    # --- RmsNorm -------------------------------------------------------------------------
+    ok("rmsnorm-from-parameters", lambda: norm(), lambda layer: layer.epsilon == 1e-5),
+    ok("rmsnorm-zero-epsilon", lambda: norm(epsilon=0), lambda layer: layer.epsilon == 0.0),
+    ok("rmsnorm-numpy-epsilon", lambda: norm(epsilon=np.float32(0.5)), lambda layer: layer.epsilon == 0.5),
+    bad("rmsnorm-gain-array", lambda: RmsNorm.from_parameters(np.ones(D)), RmsNormError, "got ndarray"),
+    bad("rmsnorm-gain-tensor", lambda: RmsNorm.from_parameters(Tensor(np.ones(D))), RmsNormError, "got Tensor"),
+    bad("rmsnorm-gain-rank-2", lambda: RmsNorm.from_parameters(Parameter("g", np.ones((1, D)))), RmsNormError,
+        "got rank 2 with shape [1, 4]"),
+    bad("rmsnorm-gain-empty", lambda: RmsNorm.from_parameters(Parameter("g", np.ones(0))), RmsNormError,
+        "got shape [0]"),
+    bad("rmsnorm-negative-epsilon", lambda: norm(epsilon=-1e-5), RmsNormError, "got -1e-05"),
+    bad("rmsnorm-nan-epsilon", lambda: norm(epsilon=NAN), RmsNormError, "got nan"),
+    bad("rmsnorm-inf-epsilon", lambda: norm(epsilon=INF), RmsNormError, "got inf"),
+    bad("rmsnorm-bool-epsilon", lambda: norm(epsilon=True), RmsNormError, "got True"),
+    bad("rmsnorm-str-epsilon", lambda: norm(epsilon="1e-5"), RmsNormError, "got '1e-5'"),
+    bad("rmsnorm-none-epsilon", lambda: norm(epsilon=None), RmsNormError, "got None"),
+    ok("rmsnorm-new", lambda: RmsNorm.new("g", D, 0.0), lambda layer: np.array_equal(layer.gain.value, np.ones(D))),
+    bad("rmsnorm-new-zero-width", lambda: RmsNorm.new("g", 0), RmsNormError, "got 0"),
+    bad("rmsnorm-new-float-width", lambda: RmsNorm.new("g", 2.5), RmsNormError, "got 2.5"),
+    bad("rmsnorm-new-negative-epsilon", lambda: RmsNorm.new("g", D, -1.0), RmsNormError, "got -1.0"),
+    bad("rmsnorm-new-empty-name", lambda: RmsNorm.new("", D), RmsNormError, "got ''"),
+    ok("rmsnorm-forward", lambda: norm().forward(x(2, D)), shape_is(2, D)),
+    ok("rmsnorm-forward-empty-rows", lambda: norm(epsilon=0.0).forward(x(0, D)), shape_is(0, D)),
+    ok("rmsnorm-forward-zero-epsilon-nonzero-rows", lambda: norm(epsilon=0.0).forward(x(2, D, value=1e-150)),
+       lambda out: np.allclose(out.value, 1.0)),
+    ok("rmsnorm-forward-zero-row-positive-epsilon", lambda: norm().forward(x(1, D, value=0.0)),
+       lambda out: np.array_equal(out.value, np.zeros((1, D)))),
+    bad("rmsnorm-forward-array", lambda: norm().forward(np.ones((2, D))), RmsNormError, "got ndarray"),
+    bad("rmsnorm-forward-width", lambda: norm().forward(x(2, 5)), RmsNormError, "feature width 4, got 5"),
+    bad("rmsnorm-forward-scalar", lambda: norm().forward(Tensor(1.0)), RmsNormError, "got a scalar"),
+    bad("rmsnorm-forward-released", lambda: norm().forward(released(2, D)), RmsNormError,
+        "belongs to a released tape"),
+    bad("rmsnorm-forward-zero-row", lambda: norm(epsilon=0.0).forward(Tensor([[1.0] * D, [0.0] * D])),
+        RmsNormError, "cannot scale an all-zero row, got 1 such rows"),
+    bad("rmsnorm-forward-underflowing-row", lambda: norm(epsilon=0.0).forward(x(3, D, value=1e-200)),
+        RmsNormError, "mean square underflows to 0, got 3 such rows"),
+    bad("rmsnorm-forward-overflowing-row", lambda: norm().forward(x(1, D, value=-1e200)), RmsNormError,
+        "got max |x| = 1e+200"),
+    # --- SwiGlu --------------------------------------------------------------------------
+    ok("swiglu-from-parameters", lambda: swiglu(), lambda layer: layer.hidden_width == FF),
+    bad("swiglu-gate-array", lambda: SwiGlu.from_parameters(np.ones((D, FF)), Parameter("u", np.ones((D, FF))),
+                                                            Parameter("d", np.ones((FF, D)))),
+        SwiGluError, "gate projection: linear weight must be a Parameter, got ndarray"),
+    bad("swiglu-down-rank-1", lambda: swiglu(down=Parameter("d", np.ones(FF))), SwiGluError,
+        "got rank 1 with shape [3]"),
+    bad("swiglu-up-shape", lambda: swiglu(up=Parameter("u", np.ones((D, 2)))), SwiGluError,
+        "up weight shape must equal gate weight shape [4, 3], got [4, 2]"),
+    bad("swiglu-down-input", lambda: swiglu(down=Parameter("d", np.ones((2, D)))), SwiGluError,
+        "down input width must equal hidden width 3, got 2"),
+    bad("swiglu-duplicate-names", lambda: swiglu(up=Parameter("f.gate.weight", np.ones((D, FF)))), SwiGluError,
+        "parameter name 'f.gate.weight' appears twice"),
+    bad("swiglu-init-with-none", lambda: SwiGlu(None, None, None), SwiGluError,
+        "gate projection must be a Linear, got NoneType"),
+    ok("swiglu-new", lambda: swiglu_new(), lambda layer: layer.output_width == D),
+    bad("swiglu-new-zero-hidden", lambda: swiglu_new(hidden_width=0), SwiGluError, "got 0"),
+    bad("swiglu-new-negative-input", lambda: swiglu_new(input_width=-1), SwiGluError, "got -1"),
+    bad("swiglu-new-float-output", lambda: swiglu_new(output_width=1.5), SwiGluError, "got 1.5"),
+    bad("swiglu-new-bool-hidden", lambda: swiglu_new(hidden_width=True), SwiGluError, "got True"),
+    bad("swiglu-new-no-generator", lambda: swiglu_new(rng=None), SwiGluError, "got NoneType"),
+    bad("swiglu-new-none-prefix", lambda: swiglu_new(prefix=None), SwiGluError, "got None"),
+    ok("swiglu-forward", lambda: swiglu().forward(x(2, T, D)), output_shape_is(2, T, D)),
+    ok("swiglu-forward-vector", lambda: swiglu().forward(x(D)), output_shape_is(D)),
+    bad("swiglu-forward-width", lambda: swiglu().forward(x(2, 5)), SwiGluError, "input width 4, got 5"),
+    bad("swiglu-forward-scalar", lambda: swiglu().forward(Tensor(0.5)), SwiGluError, "got a scalar"),
+    bad("swiglu-forward-array", lambda: swiglu().forward(np.ones(D)), SwiGluError, "got ndarray"),
+    bad("swiglu-forward-released", lambda: swiglu().forward(released(1, D)), SwiGluError,
+        "belongs to a released tape"),
+    # --- residual_add --------------------------------------------------------------------
+    ok("residual-add", lambda: residual_add(x(1, T, D), x(1, T, D)), float64_equal(np.full((1, T, D), 2.0))),
+    bad("residual-shape", lambda: residual_add(x(1, T, D), x(1, T, 5)), ResidualError,
+        "stream shape [1, 3, 4], got [1, 3, 5]"),
+    bad("residual-no-broadcasting", lambda: residual_add(x(1, T, D), x(D)), ResidualError,
+        "stream shape [1, 3, 4], got [4]"),
+    bad("residual-stream-array", lambda: residual_add(np.ones((1, T, D)), x(1, T, D)), ResidualError,
+        "got ndarray"),
+    bad("residual-branch-none", lambda: residual_add(x(1, T, D), None), ResidualError, "got NoneType"),
+    bad("residual-released", lambda: residual_add(x(1, T, D), released(1, T, D)), ResidualError,
+        "belongs to a released tape"),
+    # --- DecoderBlock.from_parts ---------------------------------------------------------
+    ok("block-from-parts", lambda: parts(), lambda block: len(block.parameters()) == 9),
+    bad("block-parts-none", lambda: parts(attention=None), DecoderBlockError,
+        "attention must be a MultiHeadAttention, got NoneType"),
+    bad("block-parts-swapped", lambda: parts(feed_forward_norm=swiglu()), DecoderBlockError,
+        "feed-forward norm must be a RmsNorm, got SwiGlu"),
+    bad("block-parts-width", lambda: parts(feed_forward_norm=norm("b.ffn_norm.gain", width=5)), DecoderBlockError,
+        "feed-forward RMSNorm width must be 4, got 5"),
+    bad("block-parts-ffn-output", lambda: parts(feed_forward=swiglu(down=Parameter("d", np.ones((FF, 5))))),
+        DecoderBlockError, "feed-forward output width must be 4, got 5"),
+    bad("block-parts-shared-norm", lambda: (lambda n: parts(attention_norm=n, feed_forward_norm=n))(norm()),
+        DecoderBlockError, "parameter name 'n.gain' appears twice"),
+    # --- DecoderBlock.new ----------------------------------------------------------------
+    ok("block-new", lambda: block_new(), lambda block: block.parameter_count() == 2 * D + 4 * D * D + 3 * D * FF),
+    bad("block-new-config-dict", lambda: DecoderBlock.new("b", {"model_width": D}, SplitMix64(1)),
+        DecoderBlockError, "got dict"),
+    bad("block-new-config-none", lambda: DecoderBlock.new("b", None, SplitMix64(1)), DecoderBlockError,
+        "got NoneType"),
+    bad("block-new-zero-width", lambda: block_new(model_width=0), DecoderBlockError, "got 0"),
+    bad("block-new-zero-heads", lambda: block_new(heads=0), DecoderBlockError, "got 0"),
+    bad("block-new-indivisible", lambda: block_new(heads=3), DecoderBlockError,
+        "model width 4 must be divisible by head count 3"),
+    bad("block-new-odd-head-width", lambda: block_new(heads=4), DecoderBlockError,
+        "per-head width must be even for RoPE, got 1"),
+    bad("block-new-zero-ffn", lambda: block_new(feed_forward_width=0), DecoderBlockError,
+        "SwiGLU feed-forward: SwiGLU hidden width must be a positive integer, got 0"),
+    bad("block-new-zero-capacity", lambda: block_new(max_positions=0), DecoderBlockError, "got 0"),
+    bad("block-new-zero-base", lambda: block_new(rope_base=0.0), DecoderBlockError, "got 0.0"),
+    bad("block-new-negative-epsilon", lambda: block_new(rms_epsilon=-1e-5), DecoderBlockError, "got -1e-05"),
+    bad("block-new-nan-epsilon", lambda: block_new(rms_epsilon=NAN), DecoderBlockError, "got nan"),
+    bad("block-new-no-generator", lambda: DecoderBlock.new("b", config(), None), DecoderBlockError,
+        "got NoneType"),
+    bad("block-new-empty-prefix", lambda: block_new(prefix=""), DecoderBlockError, "got ''"),
+    # --- DecoderBlock.forward ------------------------------------------------------------
+    ok("block-forward", lambda: parts().forward(x(2, T, D)), output_shape_is(2, T, D)),
+    ok("block-forward-empty-batch", lambda: parts().forward(x(0, T, D)), output_shape_is(0, T, D)),
+    bad("block-forward-rank-2", lambda: parts().forward(x(T, D)), DecoderBlockError, "got rank 2"),
+    bad("block-forward-width", lambda: parts().forward(x(1, T, 6)), DecoderBlockError,
+        "must equal model width 4, got 6"),
+    bad("block-forward-no-tokens", lambda: parts().forward(x(1, 0, D)), DecoderBlockError,
+        "needs at least one token"),
+    bad("block-forward-array", lambda: parts().forward(np.ones((1, T, D))), DecoderBlockError, "got ndarray"),
+    bad("block-forward-released", lambda: parts().forward(released(1, T, D)), DecoderBlockError,
+        "belongs to a released tape"),
+    bad("block-forward-negative-offset", lambda: parts().forward(x(1, T, D), -2), DecoderBlockError, "got -2"),
+    bad("block-forward-float-offset", lambda: parts().forward(x(1, T, D), 0.5), DecoderBlockError, "got 0.5"),
+    bad("block-forward-bool-offset", lambda: parts().forward(x(1, T, D), False), DecoderBlockError, "got False"),
+    bad("block-forward-past-capacity", lambda: parts().forward(x(1, T, D), 5), DecoderBlockError,
+        "[5, 8) exceeds capacity 6"),
+    bad("block-forward-zero-row-zero-epsilon",
+        lambda: parts(attention_norm=norm("b.attention_norm.gain", epsilon=0.0)).forward(x(1, T, D, value=0.0)),
+        DecoderBlockError, "attention RMSNorm: RMSNorm with epsilon 0 cannot scale an all-zero row, got 3 such rows"),
+    # --- gradcheck -----------------------------------------------------------------------
+    ok("gradcheck-list-input", lambda: check(None, [[1.0, 2.0, 3.0, 4.0], [0.5, 0.0, -1.0, 2.0]]),
+       lambda report: report.passed and report.total == 8 + D * D),
+    ok("gradcheck-numpy-delta", lambda: check(None, np.ones((2, D)), delta=np.float64(1e-6)),
+       lambda report: report.passed),
+    bad("gradcheck-forward-none", lambda: gradcheck(None, np.ones(2), [], np.ones(2)), GradcheckError,
+        "got NoneType"),
+    bad("gradcheck-parameters-none", lambda: gradcheck(lambda t: t, np.ones(2), None, np.ones(2)), GradcheckError,
+        "got NoneType"),
+    bad("gradcheck-parameter-array", lambda: gradcheck(lambda t: t, np.ones(2), [np.ones(2)], np.ones(2)),
+        GradcheckError, "parameter 0 must be a Parameter, got ndarray"),
+    bad("gradcheck-input-none", lambda: check(None, None), GradcheckError, "got NoneType"),
+    bad("gradcheck-input-nan", lambda: check(None, [[NAN, 0, 0, 0], [0, 0, 0, 0]]), GradcheckError,
+        "got 1 NaN or infinite of 8"),
+    bad("gradcheck-input-bool", lambda: check(None, np.ones((2, D), dtype=bool)), GradcheckError, "got dtype bool"),
+    bad("gradcheck-upstream-shape", lambda: check(None, np.ones((2, D)), upstream=np.ones(2)), GradcheckError,
+        "output shape [2, 4], got [2]"),
+    bad("gradcheck-upstream-inf", lambda: check(None, np.ones((2, D)), upstream=np.full((2, D), INF)),
+        GradcheckError, "got 8 NaN or infinite of 8"),
+    bad("gradcheck-zero-delta", lambda: check(None, np.ones((2, D)), delta=0.0), GradcheckError, "got 0.0"),
+    bad("gradcheck-negative-tolerance", lambda: check(None, np.ones((2, D)), tolerance=-1e-5), GradcheckError,
+        "got -1e-05"),
+    bad("gradcheck-nan-delta", lambda: check(None, np.ones((2, D)), delta=NAN), GradcheckError, "got nan"),
+    bad("gradcheck-bool-tolerance", lambda: check(None, np.ones((2, D)), tolerance=True), GradcheckError,
+        "got True"),
+    bad("gradcheck-str-delta", lambda: check(None, np.ones((2, D)), delta="1e-6"), GradcheckError, "got '1e-6'"),
+    bad("gradcheck-forward-returns-array", lambda: gradcheck(lambda t: t.value, np.ones(2), [], np.ones(2)),
+        GradcheckError, "must return a Tensor, got ndarray"),
+    bad("gradcheck-forward-rejects-input", lambda: check(lambda t: attention().forward(t).output,
+                                                         np.ones((1, T, 5)), upstream=np.ones((1, T, D))),
+        GradcheckError, "gradcheck forward: multi-head input final width must equal model width 4, got 5"),
+    bad("gradcheck-output-without-tape", lambda: gradcheck(lambda t: Tensor(np.ones(2)), np.ones(2), [], np.ones(2)),
+        GradcheckError, "gradcheck backward: backward needs a tensor that depends on a leaf"),
+]
+
+
+def test_row_ids_are_unique():
+    ids = [row.id for row in ROWS]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
+def test_bad_input_gets_its_documented_outcome(row):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a NumPy RuntimeWarning is a raw escape too
+        try:
+            result = row.attempt()
+        except LlmFromScratchError as error:
+            if row.error is None:
+                pytest.fail(f"documented as accepted, but raised {type(error).__name__}: {error}")
+            assert type(error) is row.error, f"expected {row.error.__name__}, got {type(error).__name__}: {error}"
+            assert isinstance(error, LlmFromScratchError)
+            assert row.message in str(error), f"{row.message!r} not in {str(error)!r}"
+            return
+        except Exception as error:  # noqa: BLE001 - the point is that nothing raw escapes
+            pytest.fail(f"raw {type(error).__name__} escaped: {error}")
+    if row.error is not None:
+        pytest.fail(f"expected {row.error.__name__} containing {row.message!r}, but the input was accepted")
+    if row.check is not None:
+        assert row.check(result), f"accepted, but the result failed its check: {result!r}"
+
+
+# --- transactional initialisation -------------------------------------------------------
+
+FAILING_INITS = [
+    ("mha-indivisible", lambda rng: MultiHeadAttention.new("a", 4, 3, 6, 100.0, rng), MultiHeadAttentionError),
+    ("mha-bad-base", lambda rng: MultiHeadAttention.new("a", 4, 2, 6, NAN, rng), MultiHeadAttentionError),
+    ("mha-bad-prefix", lambda rng: MultiHeadAttention.new(None, 4, 2, 6, 100.0, rng), MultiHeadAttentionError),
+    ("swiglu-zero-hidden", lambda rng: SwiGlu.new("f", 4, 0, 4, rng), SwiGluError),
+    ("swiglu-bad-prefix", lambda rng: SwiGlu.new("", 4, 3, 4, rng), SwiGluError),
+    ("block-bad-epsilon", lambda rng: DecoderBlock.new("b", config(rms_epsilon=-1.0), rng), DecoderBlockError),
+    # attention draws its 64 weights from the trial copy before SwiGLU refuses: still no trace
+    ("block-fails-after-attention-drew", lambda rng: DecoderBlock.new("b", config(feed_forward_width=0), rng),
+     DecoderBlockError),
+    ("block-bad-prefix", lambda rng: DecoderBlock.new(None, config(), rng), DecoderBlockError),
+]
+
+SUCCEEDING_INITS = [  # (id, build, number of draws)
+    ("mha", lambda rng: MultiHeadAttention.new("a", 4, 2, 6, 100.0, rng), 4 * 4 * 4),
+    ("swiglu", lambda rng: SwiGlu.new("f", 4, 3, 5, rng), 4 * 3 + 4 * 3 + 3 * 5),
+    ("block", lambda rng: DecoderBlock.new("b", config(), rng), 4 * D * D + 3 * D * FF),
+]
+
+
+@pytest.mark.parametrize("build, error", [case[1:] for case in FAILING_INITS], ids=[c[0] for c in FAILING_INITS])
+def test_a_failed_initialisation_leaves_the_generator_unchanged(build, error):
+    rng = SplitMix64(12345)
+    with pytest.raises(error):
+        build(rng)
+    assert rng.state == 12345
+
+
+@pytest.mark.parametrize("build, draws", [case[1:] for case in SUCCEEDING_INITS],
+                         ids=[c[0] for c in SUCCEEDING_INITS])
+def test_a_successful_initialisation_advances_the_generator_by_its_draws(build, draws):
+    rng = SplitMix64(12345)
+    first = build(rng)
+    assert rng.state == (12345 + draws * GAMMA) & MASK
+    again = build(SplitMix64(12345))  # same seed, same weights
+    assert all(np.array_equal(p.value, q.value) for p, q in zip(first.parameters(), again.parameters()))
