@@ -24,7 +24,8 @@ from ..history import rows_normalized, single_head_table, weighted_source_contex
 from ..parameter import Parameter
 from ..rng import SplitMix64
 from ..tensor import Tensor
-from .common import ErrorCase, all_finite, chapter_main, identical, run_error_case, weight_record
+from .common import (ErrorCase, all_finite, chapter_main, identical, replays_bitwise, reuse_released_input,
+                     run_error_case, weight_record)
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS = 1, 3, 4, 2
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -279,12 +280,6 @@ def error_evidence() -> dict[str, ErrorCase]:
     rng = SplitMix64(30)
     x = example_input()
 
-    def released_input():
-        attention = build_attention()
-        tensor = Tensor(x)
-        attention.forward(tensor).output.release()
-        attention.forward(tensor)
-
     cases = {
         "zero_model_width": lambda: MultiHeadAttention.new("a", 0, 2, MAX_POSITIONS, ROPE_BASE, rng),
         "zero_heads": lambda: MultiHeadAttention.new("a", 4, 0, MAX_POSITIONS, ROPE_BASE, rng),
@@ -295,7 +290,7 @@ def error_evidence() -> dict[str, ErrorCase]:
         "empty_tokens": lambda: build_attention().forward(Tensor(np.zeros((1, 0, 4)))),
         "invalid_offset": lambda: build_attention().forward(Tensor(x), position_offset=-1),
         "position_range": lambda: build_attention().forward(Tensor(x), position_offset=4),
-        "released_input": released_input,
+        "released_input": lambda: reuse_released_input(build_attention(), x),
     }
     return {key: run_error_case(key, MultiHeadAttentionError, attempt) for key, attempt in cases.items()}
 
@@ -323,10 +318,7 @@ def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
 
 def replay_is_bitwise(primary: PrimaryEvidence) -> bool:
     """A second run from scratch gives the same output and gradients bit for bit."""
-    again = primary_evidence()
-    return (identical(again.forward.output.value, primary.forward.output.value)
-            and identical(again.input_gradient, primary.input_gradient)
-            and all(identical(a, b) for a, b in zip(again.parameter_gradients, primary.parameter_gradients)))
+    return replays_bitwise(primary, primary_evidence())
 
 
 @functools.lru_cache(maxsize=1)

@@ -26,7 +26,8 @@ from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
-from .common import ErrorCase, all_finite, chapter_main, identical, run_error_case, weight_record
+from .common import (ErrorCase, all_finite, chapter_main, identical, replays_bitwise, reuse_released_input,
+                     run_error_case, weight_record)
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS, FEED_FORWARD_WIDTH = 1, 3, 4, 2, 4
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -250,12 +251,6 @@ def error_evidence() -> dict[str, ErrorCase]:
         wide_norm = RmsNorm.from_parameters(Parameter("block.ffn_norm.gain", np.ones(MODEL_WIDTH + 1)), epsilon=0.0)
         DecoderBlock.from_parts(good.attention_norm, good.attention, wide_norm, good.feed_forward)
 
-    def released_input():
-        block = build_block()
-        tensor = Tensor(x)
-        block.forward(tensor).output.release()
-        block.forward(tensor)
-
     config = DecoderBlockConfig(model_width=MODEL_WIDTH, heads=3, feed_forward_width=FEED_FORWARD_WIDTH,
                                 max_positions=MAX_POSITIONS, rope_base=ROPE_BASE, rms_epsilon=1e-5)
     cases = {
@@ -265,7 +260,7 @@ def error_evidence() -> dict[str, ErrorCase]:
         "input_width": lambda: build_block().forward(Tensor(np.ones((1, 3, 5)))),
         "empty_tokens": lambda: build_block().forward(Tensor(np.zeros((1, 0, 4)))),
         "position_range": lambda: build_block().forward(Tensor(x), position_offset=4),
-        "released_input": released_input,
+        "released_input": lambda: reuse_released_input(build_block(), x),
     }
     return {key: run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
 
@@ -298,10 +293,8 @@ def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
 
 
 def replay_is_bitwise(primary: PrimaryEvidence) -> bool:
-    again = primary_evidence()
-    return (identical(again.forward.output.value, primary.forward.output.value)
-            and identical(again.input_gradient, primary.input_gradient)
-            and all(identical(a, b) for a, b in zip(again.parameter_gradients, primary.parameter_gradients)))
+    """A second run from scratch gives the same output and gradients bit for bit."""
+    return replays_bitwise(primary, primary_evidence())
 
 
 @functools.lru_cache(maxsize=1)

@@ -46,6 +46,20 @@ def all_finite(tensors: Sequence[Tensor | np.ndarray | None]) -> bool:
     return all(bool(np.all(np.isfinite(v))) for v in values)
 
 
+def replays_bitwise(first, second) -> bool:
+    """Two runs of a chapter's primary evidence gave the same output and gradients bit for bit."""
+    return (identical(first.forward.output.value, second.forward.output.value)
+            and identical(first.input_gradient, second.input_gradient)
+            and all(identical(a, b) for a, b in zip(first.parameter_gradients, second.parameter_gradients)))
+
+
+def reuse_released_input(layer, x_value: np.ndarray) -> None:
+    """Run ``layer`` once, release the tape, then hand it the released input again (must be refused)."""
+    tensor = Tensor(x_value)
+    layer.forward(tensor).output.release()
+    layer.forward(tensor)
+
+
 def token_row(values: np.ndarray, token: int) -> np.ndarray:
     """Row ``token`` of the first batch item of ``[B, T, d]``."""
     return values[0, token]
