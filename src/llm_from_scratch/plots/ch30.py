@@ -340,11 +340,12 @@ def random_heads_heatmaps(attention_weights: object, *, title: str | None = None
 def random_heads_heatmaps_alt(attention_weights: object) -> str:
     weights = check_causal_weights(attention_weights, "random heads heatmaps")
     heads, tokens = weights.shape[0], weights.shape[1]
+    last = tokens - 1  # the last query sees every key: where each head looks differs most there
     parts = []
     for head in range(heads):
-        q, k = np.unravel_index(int(np.argmax(weights[head])), weights[head].shape)
-        parts.append(f"голова {head}: наибольшая вероятность {format_number(weights[head, q, k])} "
-                     f"у запроса {q} и ключа {k}")
+        key = int(np.argmax(weights[head, last]))
+        parts.append(f"голова {head}: последний запрос {last} сильнее всего смотрит на ключ {key} "
+                     f"(вероятность {format_number(weights[head, last, key])})")
     return (f"{heads} тепловые карты в оттенках серого, по одной на голову, {tokens}×{tokens} ячеек: строки — "
             "запросы q, столбцы — ключи k, темнее — больше вероятность. Ячейки над диагональю закрыты "
             "каузальной маской и заштрихованы. " + "; ".join(parts) + ".")
