@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from .causal import causal_scaled_dot_product_self_attention
 from .errors import LlmFromScratchError, MultiHeadAttentionError, ParameterError
 from .heads import merge_heads, split_heads
-from .linear import Linear, live_input, require_prefix, require_width
+from .linear import Linear, live_input, require_prefix
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, require_rng
 from .rope import RotaryEmbedding, check_position_interval
@@ -139,7 +139,6 @@ class MultiHeadAttention:
             rng: SplitMix64) -> MultiHeadAttention:
         """Fresh Q, K, V, O weights drawn in that order; ``rng`` is untouched unless this succeeds."""
         head_width = validate_configuration(model_width, heads)
-        require_width(max_positions, "RoPE max positions", MultiHeadAttentionError, STAGE)
         require_prefix(prefix, MultiHeadAttentionError, STAGE)
         for prefix_text, check in (("multi-head RoPE configuration",
                                     lambda: RotaryEmbedding(head_width, max_positions, rope_base)),
