@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import subprocess
@@ -14,32 +15,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from llm_from_scratch.exercises import ch30
-from llm_from_scratch.exercises.feedback import Feedback, Text
+from llm_from_scratch.exercises.feedback import Text
+
+import exercise_checks
+from exercise_checks import assert_rejected
 
 NUMBERS = sorted(ch30.EXERCISES)
 DICT_NUMBERS = [number for number in NUMBERS if isinstance(ch30.EXERCISES[number].solution(), dict)]
-INTERNAL_ERROR = "внутренняя ошибка"
-
-
-def check(number: int, answer: object) -> Feedback:
-    feedback = ch30.EXERCISES[number].check(answer)
-    assert isinstance(feedback, Feedback)
-    assert INTERNAL_ERROR not in str(feedback)
-    return feedback
-
-
-def with_value(number: int, key: object, value: object) -> dict:
-    answer = dict(ch30.EXERCISES[number].solution())
-    answer[key] = value
-    return answer
-
-
-def assert_rejected(feedback: Feedback, *fragments: str) -> None:
-    text = str(feedback)
-    assert feedback.correct is False, text
-    assert feedback.placeholder is False, text
-    for fragment in fragments:
-        assert fragment in text, f"{fragment!r} not in:\n{text}"
+check = functools.partial(exercise_checks.check, ch30)
+with_value = functools.partial(exercise_checks.with_value, ch30)
+INTERNAL_ERROR = exercise_checks.INTERNAL_ERROR
 
 
 # --- эталонные ответы ------------------------------------------------------------
