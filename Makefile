@@ -8,7 +8,7 @@ STAMP := $(VENV)/.installed
 export PYTHONHASHSEED := 0
 JB_FLAGS := -W -n --keep-going
 
-.PHONY: book test unit notebooks html browser lab clean
+.PHONY: book test lint unit notebooks html browser lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ book: $(STAMP)
 
 ## test: unit tests, nbval on every notebook, strict HTML build, browser checks.
 test: unit notebooks html browser
+
+## lint: ruff, configured in pyproject.toml (src/llm_from_scratch/ruff.toml: 76 columns,
+## so the listings the book shows never scroll sideways).
+lint: $(STAMP)
+	$(BIN)/ruff check src tests benchmarks
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q tests --ignore=tests/browser

@@ -19,7 +19,7 @@ from matplotlib.text import Text
 from llm_from_scratch.chapters import ch30 as chapter30
 from llm_from_scratch.chapters import ch31 as chapter31
 from llm_from_scratch.errors import LlmFromScratchError
-from llm_from_scratch.formatting import format_number, format_vector
+from llm_from_scratch.chapters.formatting import format_number, format_vector
 from llm_from_scratch.plots import PlotError, ch30, ch31, common
 
 E30 = chapter30.learner_evidence()

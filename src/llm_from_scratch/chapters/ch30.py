@@ -17,10 +17,10 @@ import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..errors import MultiHeadAttentionError
-from ..formatting import format_bool, format_names, format_number, format_shape, format_shapes, format_vector
+from .formatting import format_bool, format_names, format_number, format_shape, format_shapes, format_vector
 from ..gradcheck import GradcheckReport, gradcheck
 from ..heads import merge_heads, split_heads
-from ..history import rows_normalized, single_head_table, weighted_source_context
+from .history import rows_normalized, single_head_table, weighted_source_context
 from ..parameter import Parameter
 from ..rng import SplitMix64
 from ..tensor import Tensor

@@ -18,9 +18,9 @@ import numpy as np
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from ..errors import DecoderBlockError
-from ..formatting import format_bool, format_shape, format_vector
+from .formatting import format_bool, format_shape, format_vector
 from ..gradcheck import GradcheckReport, gradcheck
-from ..history import layer_norm_rows, rnn_style_states
+from .history import layer_norm_rows, rnn_style_states
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64

@@ -9,7 +9,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import LlmFromScratchError
-from ..formatting import format_number, format_vector
+from .formatting import format_number, format_vector
 from ..tensor import Tensor
 
 

@@ -19,7 +19,7 @@ from matplotlib.patches import Rectangle
 
 from ..attention import MultiHeadAttention
 from ..chapters.ch30 import INVARIANT_TOLERANCE, LearnerEvidence
-from ..formatting import format_number, format_rows, format_shape, format_vector
+from ..chapters.formatting import format_number, format_rows, format_shape, format_vector
 from ..rng import SplitMix64
 from ..tensor import Tensor
 from . import common

@@ -19,7 +19,7 @@ import numpy as np
 from matplotlib.figure import Figure
 
 from ..chapters.ch31 import LearnerEvidence
-from ..formatting import format_number, format_shape, format_vector
+from ..chapters.formatting import format_number, format_shape, format_vector
 from . import common
 from .common import (
     BAR_HATCH, INK, PAPER, SHADE, SIZE_SMALL, SIZE_TEXT, SIZE_TITLE, Box, FlowStage, PlotError, Sheet,

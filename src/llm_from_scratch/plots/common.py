@@ -40,7 +40,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.path import Path
 
 from ..errors import LlmFromScratchError
-from ..formatting import format_number, format_vector
+from ..chapters.formatting import format_number, format_vector
 from ..tensor import is_int
 
 DPI = 100

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .causal import causal_scaled_dot_product_self_attention
-from .errors import HistoryError
-from .tensor import Tensor, as_float64_array
+from ..causal import causal_scaled_dot_product_self_attention
+from ..errors import HistoryError
+from ..tensor import Tensor, as_float64_array
 
 
 def weighted_source_context(weights: object, annotations: object) -> np.ndarray:
