@@ -20,7 +20,8 @@ from llm_from_scratch.chapters import ch30 as chapter30
 from llm_from_scratch.chapters import ch31 as chapter31
 from llm_from_scratch.errors import LlmFromScratchError
 from llm_from_scratch.chapters.formatting import format_number, format_vector
-from llm_from_scratch.plots import PlotError, ch30, ch31, common
+from llm_from_scratch.plots import ch30, ch31, common
+from llm_from_scratch.plots.common import PlotError
 
 E30 = chapter30.learner_evidence()
 E31 = chapter31.learner_evidence()

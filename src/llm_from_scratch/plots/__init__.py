@@ -1,11 +1,5 @@
-"""Greyscale figures for chapters 30-31, built from the chapter evidence (no pyplot).
+"""Figures of chapters 30 and 31: ``plots.ch30`` and ``plots.ch31``, one function per figure.
 
-``plots.ch30`` and ``plots.ch31`` hold one function per figure, each returning a
-``matplotlib.figure.Figure``, and a sibling ``<name>_alt`` with the Russian alt
-text. ``plots.common`` holds the shared drawing machinery and ``PlotError``.
+Each function takes data and returns a ``matplotlib.figure.Figure`` built with
+``plots.style`` (no pyplot), so a notebook shows it and a test reads its data.
 """
-
-from . import ch30, ch31
-from .common import PlotError
-
-__all__ = ["PlotError", "ch30", "ch31"]
