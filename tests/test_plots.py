@@ -17,16 +17,13 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 from llm_from_scratch.chapters import ch30 as chapter30
-from llm_from_scratch.chapters import ch31 as chapter31
 from llm_from_scratch.errors import LlmFromScratchError
 from llm_from_scratch.chapters.formatting import format_number, format_vector
-from llm_from_scratch.plots import ch30, ch31, common
+from llm_from_scratch.plots import ch30, common
 from llm_from_scratch.plots.common import PlotError
 
 E30 = chapter30.learner_evidence()
-E31 = chapter31.learner_evidence()
 WEIGHTS30 = E30.primary.value("attention_weights")[0]     # [h, T, T]
-WEIGHTS31 = E31.primary.value("attention_weights")[0]
 
 BUILDERS = {
     "ch30.stage_flow": lambda: ch30.stage_flow(E30),
@@ -35,12 +32,6 @@ BUILDERS = {
     "ch30.output_projection": lambda: ch30.output_projection(E30),
     "ch30.prefix_and_invariants": lambda: ch30.prefix_and_invariants(E30),
     "ch30.random_heads_heatmaps": lambda: ch30.random_heads_heatmaps(ch30.random_layer_weights(seed=7)),
-    "ch31.block_stage_flow": lambda: ch31.block_stage_flow(E31),
-    "ch31.residual_flow": lambda: ch31.residual_flow(E31),
-    "ch31.stage_tables": lambda: ch31.stage_tables(E31),
-    "ch31.causal_probabilities": lambda: ch31.causal_probabilities(E31),
-    "ch31.pre_post_contrast": lambda: ch31.pre_post_contrast(E31),
-    "ch31.proofs_panel": lambda: ch31.proofs_panel(E31),
 }
 ALT_TEXTS = {
     "ch30.stage_flow": lambda: ch30.stage_flow_alt(E30),
@@ -49,12 +40,6 @@ ALT_TEXTS = {
     "ch30.output_projection": lambda: ch30.output_projection_alt(E30),
     "ch30.prefix_and_invariants": lambda: ch30.prefix_and_invariants_alt(E30),
     "ch30.random_heads_heatmaps": lambda: ch30.random_heads_heatmaps_alt(ch30.random_layer_weights(seed=7)),
-    "ch31.block_stage_flow": lambda: ch31.block_stage_flow_alt(E31),
-    "ch31.residual_flow": lambda: ch31.residual_flow_alt(E31),
-    "ch31.stage_tables": lambda: ch31.stage_tables_alt(E31),
-    "ch31.causal_probabilities": lambda: ch31.causal_probabilities_alt(E31),
-    "ch31.pre_post_contrast": lambda: ch31.pre_post_contrast_alt(E31),
-    "ch31.proofs_panel": lambda: ch31.proofs_panel_alt(E31),
 }
 NAMES = list(BUILDERS)
 
@@ -157,7 +142,7 @@ def test_png_is_greyscale_and_deterministic_even_under_a_foreign_style(figures, 
 
 
 def test_plot_modules_do_not_use_pyplot():
-    for module in (common, ch30, ch31):
+    for module in (common, ch30):
         source = inspect.getsource(module)
         assert "import matplotlib.pyplot" not in source and "from matplotlib import pyplot" not in source
 
@@ -278,91 +263,3 @@ def test_ch30_heatmaps_reject_what_they_cannot_draw(weights):
     with pytest.raises(PlotError, match="random heads heatmaps weights") as caught:
         ch30.random_heads_heatmaps(weights)
     assert isinstance(caught.value, LlmFromScratchError)
-
-
-# -- chapter 31 --------------------------------------------------------------------------------
-
-def test_ch31_causal_probabilities_reuse_the_table(figures):
-    fig = figures["ch31.causal_probabilities"]
-    check_causal_table(fig, WEIGHTS31)
-    assert "0.994560" in all_text(fig) and "0.894285" in all_text(fig)
-    assert not with_gid(fig, r"head-output-.+")
-
-
-def test_ch31_block_stage_flow_reads_every_shape(figures):
-    fig = figures["ch31.block_stage_flow"]
-    assert len(with_gid(fig, r"stage-[a-z_]+(-outer|-inner)?")) == 9 + 2      # x' and y have double frames
-    for key, shape in E31.shapes.items():
-        assert "[" + ",".join(map(str, shape)) + "]" in text_of(fig, f"stage-{key}-text")
-    assert one(fig, "stage-input").get_linestyle() == "-"
-    assert one(fig, "stage-attention_branch").get_linestyle() == "--"
-    assert len(with_gid(fig, r"stage-after_attention-(outer|inner)")) == 2
-
-
-def test_ch31_residual_flow_roles_and_values(figures):
-    fig = figures["ch31.residual_flow"]
-    text = all_text(fig)
-    for value in ("3.989119", "0.010881", "1.989119", "7.512278", "0.005455", "3.523159"):
-        assert value in text
-    for half in range(2):
-        assert one(fig, f"value-{half}-stream").get_linestyle() == "-"
-        assert one(fig, f"value-{half}-norm").get_linestyle() == "--"
-        assert one(fig, f"value-{half}-branch").get_linestyle() == "--"
-        assert len(with_gid(fig, rf"residual-add-{half}-(outer|inner)")) == 2
-        assert one(fig, f"identity-path-{half}").get_linestyle() == "-"
-        assert one(fig, f"branch-arrow-{half}-2").get_linestyle() == "--"
-    assert "4.000000" in all_text(ch31.residual_flow(E31, token=0))
-
-
-@pytest.mark.parametrize("token", [3, -1, 1.5, "1", True, None])
-def test_ch31_token_arguments_raise_plot_errors(token):
-    for function, stage in ((ch31.residual_flow, "residual flow"), (ch31.residual_flow_alt, "residual flow"),
-                            (ch31.pre_post_contrast, "pre/post contrast"),
-                            (ch31.pre_post_contrast_alt, "pre/post contrast")):
-        with pytest.raises(PlotError, match=f"^{re.escape(stage)} token must be") as caught:
-            function(E31, token=token)
-        assert caught.value.stage == stage and isinstance(caught.value, LlmFromScratchError)
-        assert repr(token) in str(caught.value) or str(token) in str(caught.value)
-
-
-def test_ch31_stage_tables_frame_columns_by_role(figures):
-    fig = figures["ch31.stage_tables"]
-    assert one(fig, "column-input").get_linestyle() == "-"
-    assert one(fig, "column-attention_branch").get_linestyle() == "--"
-    assert len(with_gid(fig, r"column-(after_attention|output)-(outer|inner)")) == 4
-    assert one(fig, "column-probe_logits").get_linestyle() == ":"
-    assert text_of(fig, "stages-2-r1-c1") == format_vector(E31.primary.probe_logits[0, 1])
-    assert "3.989119" in all_text(fig) and "-7.523174" in all_text(fig)
-
-
-def test_ch31_pre_post_contrast_bars_and_values(figures):
-    fig = figures["ch31.pre_post_contrast"]
-    pre, post = with_gid(fig, r"bar-pre-\d"), with_gid(fig, r"bar-post-\d")
-    assert len(pre) == len(post) == 4
-    assert all(b.get_linestyle() == "--" and b.get_hatch() == common.BAR_HATCH for b in post)
-    assert all(b.get_linestyle() == "-" and not b.get_hatch() for b in pre)
-    text = all_text(fig)
-    for value in ("-0.573144", "1.732042", "-0.579449", "3.989119", "0.010881"):
-        assert value in text
-    assert np.isclose(one(fig, "bar-post-0").get_height(), E31.primary.post_norm_first_stage[0, 1, 0])
-
-
-def test_ch31_pre_post_contrast_draws_the_evidence_not_constants():
-    post = E31.primary.post_norm_first_stage.copy()
-    post[0, 1] = [0.25, -0.5, 0.125, 0.125]
-    primary = dataclasses.replace(E31.primary, post_norm_first_stage=post, post_norm_differs=False)
-    text = all_text(ch31.pre_post_contrast(dataclasses.replace(E31, primary=primary)))
-    assert "-0.500000" in text and "-0.573144" not in text and "Результаты совпадают" in text
-
-
-def test_ch31_proofs_panel(figures):
-    fig = figures["ch31.proofs_panel"]
-    text = all_text(fig)
-    for name in E31.parameters.names:
-        assert name in text
-    assert "120" in text_of(fig, "parameters-title") and "9" in text_of(fig, "parameters-title")
-    assert text_of(fig, "gradients-title").endswith("n = 132")
-    assert "0.000020" in text
-    assert [text_of(fig, f"prefix-status-t{t}-text") for t in range(3)] == [
-        "побитово без изменений", "побитово без изменений", "изменилось"]
-    assert all(r.get_linestyle() == "-" for r in with_gid(fig, r"check-\d"))
