@@ -158,7 +158,7 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     labels = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
               "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
     for key, (y, name) in labels.items():
-        ax.text(main_x + 0.25, y if key not in ("x", "y") else y, f"{name}: {shapes[key]}", ha="left",
+        ax.text(main_x + 0.25, y, f"{name}: {shapes[key]}", ha="left",
                 va="center", fontsize=SMALL, color=INK)
     ax.text(main_x + 1.55, 2.95, f"веса внимания:\n{shapes['weights']}", ha="left", va="center", fontsize=SMALL,
             color=INK)
