@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,3 +119,32 @@ def rows_one_at_a_time(block: DecoderBlock, x: np.ndarray) -> np.ndarray:
     rows = [block.forward(Tensor(x[:, : t + 1])).output.value[:, t]
             for t in reversed(range(tokens))]
     return np.stack(rows[::-1], axis=1)
+
+
+# -- printing for the page: 76 columns, errors with their causes ---------------
+
+def wrap_lines(text: str, width: int = 76, indent: str = "    ") -> str:
+    """Every line at most ``width`` characters; long lines break after ``|``, a
+    space or a comma, and go on indented. ``"".join`` of the pieces of a line
+    (indents removed) gives the line back."""
+    out = []
+    for line in text.splitlines():
+        first = True
+        while len(line) > width - (0 if first else len(indent)):
+            room = width - (0 if first else len(indent))
+            cut = max(line.rfind(mark, 0, room) for mark in "| ,") + 1
+            cut = cut if cut > 0 else room
+            out.append(("" if first else indent) + line[:cut])
+            line, first = line[cut:], False
+        out.append(("" if first else indent) + line)
+    return "\n".join(out)
+
+
+def error_text(error: BaseException, width: int = 76) -> str:
+    """``Class: message``, then each chained cause on its own line, wrapped."""
+    lines = [f"{type(error).__name__}: {error}"]
+    cause = error.__cause__
+    while cause is not None:
+        lines.append(f"  причина — {type(cause).__name__}: {cause}")
+        cause = cause.__cause__
+    return "\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in lines)
