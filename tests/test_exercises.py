@@ -131,3 +131,11 @@ def test_hints_name_what_the_notebook_imports(chapter, number):
         for prefix, name in re.findall(r"\b((?:ch|ex)\d\d)\.([A-Za-z_]\w*)", text):
             assert prefix == alias, f"hint says {prefix}.{name}; the notebook imports {alias}"
             assert hasattr(module, name), f"hint names {alias}.{name}, which does not exist"
+
+
+@pytest.mark.parametrize(("chapter", "number"), CASES)
+def test_feedback_fits_the_page_width(chapter, number):
+    answers = [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]
+    for answer in answers:
+        for line in str(feedback(chapter, number, answer)).splitlines():
+            assert len(line) <= 76, line

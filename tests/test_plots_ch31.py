@@ -74,7 +74,8 @@ def test_plot_module_uses_no_pyplot_and_no_old_layout_engine():
 
 def test_vector_text_is_short_and_exact_about_zeros():
     assert plots31.vector_text([0.010881, 3.989119, 0.0, -0.0000001]) == "[0.011, 3.989, 0, 0]"
-    assert plots31.vector_text([2.0, -0.5734]) == "[2, −0.573]"
+    assert plots31.vector_text([2.0, -0.5734, 1.999993]) == "[2, −0.573, 2.000]"
+    assert plots31.vector_text([0.00544, 0.5], 6) == "[0.005440, 0.500000]"
 
 
 def test_residual_stream_writes_every_row_along_the_line(figures):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,7 +89,7 @@ class Feedback:
         lines += [f"  {item}" for item in self.items]
         if self.hint:
             lines.append(f"Подсказка: {self.hint}")
-        return "\n".join(lines)
+        return "\n".join(piece for line in lines for piece in _fit(line))
 
     __repr__ = __str__
 
@@ -127,6 +128,18 @@ class Exercise:
     def check(self, answer: object) -> None:
         """Напечатать отзыв (для ячейки блокнота)."""
         print(self.feedback(answer))
+
+
+PAGE_WIDTH = 76   # a notebook output line that fits the book's column
+
+
+def _fit(line: str) -> list[str]:
+    """A line longer than ``PAGE_WIDTH`` broken at spaces, continued with a
+    deeper indent, so that feedback never scrolls sideways on the page."""
+    if len(line) <= PAGE_WIDTH:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip()) + 2)
+    return textwrap.wrap(line, PAGE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
 
 
 def _placeholder_hint(answer_format: str) -> str:

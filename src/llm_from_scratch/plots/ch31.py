@@ -38,12 +38,13 @@ VARIANT_STYLE = {   # variant -> (line style, marker, colour from viridis)
 
 
 def vector_text(values: Sequence[float], decimals: int = 3) -> str:
-    """``[0.011, 3.989, 0, 0]``: three decimals, exact zeros and integers short."""
+    """``[0.011, 3.989, 0, 0]``: fixed decimals; exact integers (and values that
+    round to zero) short; a real minus sign."""
     def one(value: float) -> str:
-        rounded = round(float(value), decimals)
-        if rounded == 0.0:
+        value = float(value)
+        if round(value, decimals) == 0.0:
             return "0"
-        text = f"{rounded:.{decimals}f}".rstrip("0").rstrip(".")
+        text = f"{value:.0f}" if value == round(value) else f"{value:.{decimals}f}"
         return text.replace("-", "−")
     return "[" + ", ".join(one(v) for v in values) + "]"
 
