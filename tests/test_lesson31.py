@@ -100,3 +100,51 @@ def test_block_rows_can_be_computed_one_prefix_at_a_time(block):
 def test_bad_order_is_refused(block):
     with pytest.raises(ValueError, match="order must be"):
         lesson31.first_stage(block, ch31.example_input(), "middle")
+
+
+def test_wrap_lines_keeps_every_character_within_the_width():
+    for text in (ch31.render_report(), ch31.render_trace()):
+        wrapped = lesson31.wrap_lines(text, width=74)
+        assert max(len(line) for line in wrapped.splitlines()) <= 74
+        joined = "\n".join(line for line in wrapped.splitlines())
+        assert joined.replace("\n    ", "") == text.rstrip("\n")
+
+
+def test_error_text_names_the_error_and_its_cause():
+    from llm_from_scratch import DecoderBlock, DecoderBlockConfig, DecoderBlockError, SplitMix64
+
+    config = DecoderBlockConfig(model_width=4, heads=3, feed_forward_width=4, max_positions=6)
+    with pytest.raises(DecoderBlockError) as caught:
+        DecoderBlock.new("block", config, SplitMix64(31))
+    text = lesson31.error_text(caught.value)
+    assert text.startswith("DecoderBlockError: ") and "причина — MultiHeadAttentionError" in text
+    assert "head count 3" in text.replace("\n    ", " ")
+    assert max(len(line) for line in text.splitlines()) <= 76
+
+
+def test_the_notebook_solutions_pass_their_checkers():
+    """Every {solution} dropdown of the chapter, run after the setup cells, is accepted."""
+    import json
+    import re
+    from pathlib import Path
+
+    from llm_from_scratch.exercises import ch31 as ex31
+
+    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    namespace: dict = {}
+    exec(code[1], namespace)                                   # the setup cell after the install check
+    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters"}
+    found = set()
+    for cell in cells:
+        text = "".join(cell["source"])
+        match = re.search(r"\{solution\} ch31-ex(\d+)\n.*?```python\n(.*?)```", text, re.S)
+        if cell["cell_type"] != "markdown" or not match:
+            continue
+        number = int(match.group(1))
+        exec(match.group(2), namespace)
+        result = ex31.EXERCISES[number].feedback(namespace[names.get(number, "answer")])
+        assert result.correct, str(result)
+        found.add(number)
+    assert found == set(ex31.EXERCISES)
