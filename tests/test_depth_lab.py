@@ -194,3 +194,23 @@ def test_bad_arguments_say_what_is_allowed(arguments, message):
     options = {"layers": 2, "width": WIDTH, **SMALL, **arguments}
     with pytest.raises(ValueError, match=message):
         depth_lab.run(**options)
+
+
+def test_the_numbers_the_chapter_quotes():
+    """The prose of the depth lab quotes these values of the default runs; they must stay true."""
+    runs = depth_lab.compare(24, 32)
+    assert runs["pre"].stream_rms[[0, -1]] == pytest.approx([0.98, 1.59], abs=0.005)
+    assert runs["pre"].gradient_norms[[0, -1]] == pytest.approx([0.47, 0.27], abs=0.005)
+    assert runs["none"].stream_rms[1] == pytest.approx(0.11, abs=0.005)
+    assert runs["none"].gradient_norms[[0, -1]] == pytest.approx([2363, 3.0], rel=0.01)
+    post = runs["post"].gradient_norms
+    assert 0.39 < post.min() and post.max() < 0.52
+    np.testing.assert_allclose(runs["post"].stream_rms[1:], 1.0, atol=1e-5)
+    xavier = depth_lab.compare(24, 32, weight_scale=3 ** 0.5)
+    assert xavier["pre"].stream_rms[-1] == pytest.approx(4.98, abs=0.005)
+    assert (xavier["pre"].stream_rms[-1] ** 2 - xavier["pre"].stream_rms[0] ** 2) / 48 == pytest.approx(0.5, abs=0.01)
+    assert xavier["post"].gradient_norms[[0, -1]] == pytest.approx([6.35, 0.90], abs=0.01)
+    top = depth_lab.top_block_gradient(range(1, 25), weight_scale=3 ** 0.5)
+    assert top["pre"][[0, -1]] == pytest.approx([0.90, 0.23], abs=0.005)
+    assert top["pre"][-1] / top["pre"][0] == pytest.approx(0.25, abs=0.005)
+    assert 0.8 < top["post"].min() and top["post"].max() < 1.05     # "около 0.9"

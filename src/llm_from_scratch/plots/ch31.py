@@ -240,11 +240,11 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
     Each mapping holds ``input_rms`` (RMS of the row attention reads),
     ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``).
     """
-    fig = new_figure(style.MAX_WIDTH, 3.7)
+    fig = new_figure(style.MAX_WIDTH, 4.1)
     ax = fig.add_subplot()
-    _canvas(ax, 10.0, 6.2)
-    for top, name, data, order in ((5.9, "Pre: x' = x + MHA(RMSNorm(x))", pre, "pre"),
-                                   (2.85, "Post: x' = RMSNorm(x + MHA(x))", post, "post")):
+    _canvas(ax, 10.0, 6.9)
+    for top, name, data, order in ((6.6, "Pre: x' = x + MHA(RMSNorm(x))", pre, "pre"),
+                                   (3.1, "Post: x' = RMSNorm(x + MHA(x))", post, "post")):
         line_y, branch_y = top - 2.1, top - 0.95
         ax.text(0.1, top, name, fontsize=FONT, ha="left", va="center", color=INK, weight="bold")
         ax.plot([0.4, 8.0], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
