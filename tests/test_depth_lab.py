@@ -204,7 +204,7 @@ def test_the_numbers_the_chapter_quotes():
     assert runs["none"].stream_rms[1] == pytest.approx(0.11, abs=0.005)
     assert runs["none"].gradient_norms[[0, -1]] == pytest.approx([2363, 3.0], rel=0.01)
     post = runs["post"].gradient_norms
-    assert 0.39 < post.min() and post.max() < 0.52
+    assert post.min() > 0.39 and post.max() < 0.52
     np.testing.assert_allclose(runs["post"].stream_rms[1:], 1.0, atol=1e-5)
     xavier = depth_lab.compare(24, 32, weight_scale=3 ** 0.5)
     assert xavier["pre"].stream_rms[-1] == pytest.approx(4.98, abs=0.005)
@@ -213,4 +213,4 @@ def test_the_numbers_the_chapter_quotes():
     top = depth_lab.top_block_gradient(range(1, 25), weight_scale=3 ** 0.5)
     assert top["pre"][[0, -1]] == pytest.approx([0.90, 0.23], abs=0.005)
     assert top["pre"][-1] / top["pre"][0] == pytest.approx(0.25, abs=0.005)
-    assert 0.8 < top["post"].min() and top["post"].max() < 1.05     # "около 0.9"
+    assert top["post"].min() > 0.79 and top["post"].max() < 1.04    # "между 0.8 и 1.0"
