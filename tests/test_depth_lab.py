@@ -214,3 +214,12 @@ def test_the_numbers_the_chapter_quotes():
     assert top["pre"][[0, -1]] == pytest.approx([0.90, 0.23], abs=0.005)
     assert top["pre"][-1] / top["pre"][0] == pytest.approx(0.25, abs=0.005)
     assert top["post"].min() > 0.79 and top["post"].max() < 1.04    # "между 0.8 и 1.0"
+
+
+def test_summary_table_reads_the_runs():
+    runs = depth_lab.compare(3, WIDTH, **SMALL)
+    header, rows = depth_lab.summary_table(runs, layers=(1, 3))
+    assert header == ["схема", "величина", "слой 1", "слой 3"]
+    assert len(rows) == 6 and rows[0][0] == depth_lab.LABELS["pre"]
+    assert rows[0][2:] == [f"{runs['pre'].stream_rms[1]:.3f}", f"{runs['pre'].stream_rms[3]:.3f}"]
+    assert rows[1][3] == f"{runs['pre'].gradient_norms[2]:.3g}"

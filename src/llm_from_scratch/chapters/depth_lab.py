@@ -243,3 +243,20 @@ def top_block_gradient(depths: range = range(1, 25), width: int = 32,
     return {variant: np.array([run(depth, width, variant, **options).gradient_norms[-1]
                                for depth in depths])
             for variant in VARIANTS}
+
+
+def _short(value: float) -> str:
+    """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
+    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+
+
+def summary_table(runs: dict[str, DepthRun], layers: tuple[int, ...] = (1, 6, 12, 24)
+                  ) -> tuple[list[str], list[list[str]]]:
+    """Header and rows for ``markdown_table``: per variant, the stream's RMS
+    and the block's gradient norm after the given layers (counted from 1)."""
+    header = ["схема", "величина", *(f"слой {layer}" for layer in layers)]
+    rows = []
+    for variant, result in runs.items():
+        rows.append([LABELS[variant], "RMS потока", *(f"{result.stream_rms[layer]:.3f}" for layer in layers)])
+        rows.append(["", "градиент", *(_short(result.gradient_norms[layer - 1]) for layer in layers)])
+    return header, rows
