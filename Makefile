@@ -14,7 +14,7 @@ XDIST := -n auto
 # copies it into _build/html/_downloads/.
 COURSE_ZIP := _build/course/llm-from-scratch-course.zip
 COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/lab/overrides.json \
-	requirements.txt pyproject.toml _toc.yml $(wildcard book/ch*.ipynb) \
+	requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
 	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
 # JupyterLab's settings shipped with the repository (no first-start news
 # prompt); the course's wheel installs the same file.

@@ -4,7 +4,7 @@
 
 The zip holds one folder ``llm-from-scratch-course/`` with
 
-* the chapter notebooks of ``_toc.yml`` with their stored outputs,
+* the chapter notebooks ``book/ch<number>-*.ipynb`` with their stored outputs,
 * a wheel of ``llm_from_scratch`` built from this checkout,
 * ``requirements.txt``: the runtime pins copied from the repository's
   ``requirements.txt`` (one source of versions) and the wheel by relative path,
@@ -25,8 +25,6 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 FOLDER = "llm-from-scratch-course"
 # What a learner's environment needs: the package's own dependencies, the
@@ -37,26 +35,11 @@ PIN = re.compile(r"^([A-Za-z0-9_.-]+)==\S+$")
 STAMP = (1980, 1, 1, 0, 0, 0)
 
 
-def chapter_notebooks(toc_path: Path = REPO / "_toc.yml") -> list[Path]:
-    """The toc's chapter files (names starting with ``ch<number>``), in reading order."""
-    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8"))
-    files: list[str] = []
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-            walk(entry.get("chapters"))
-
-    walk(toc.get("chapters"))
-    for part in toc.get("parts") or []:
-        walk(part.get("chapters"))
-    notebooks = [REPO / f"{re.sub(r'[.]ipynb$', '', name)}.ipynb" for name in files]
-    notebooks = [path for path in notebooks if re.match(r"ch\d+", path.name)]
-    missing = [str(path) for path in notebooks if not path.is_file()]
-    if not notebooks or missing:
-        sys.exit(f"build_course: no chapter notebooks, or missing: {missing}")
+def chapter_notebooks() -> list[Path]:
+    """The chapters: ``book/ch<number>-*.ipynb`` (as the tests find them)."""
+    notebooks = sorted((REPO / "book").glob("ch[0-9]*.ipynb"))
+    if not notebooks:
+        sys.exit("build_course: no chapter notebooks book/ch*.ipynb")
     return notebooks
 
 
