@@ -24,7 +24,7 @@ ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
 LAB_ARGS ?=
 
-.PHONY: book test lint unit notebooks nbval habits html browser lab clean
+.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,8 +51,12 @@ test:
 ## lint: ruff (pyproject.toml; src/llm_from_scratch/ruff.toml: 76 columns, so the
 ## listings the book shows never scroll sideways; not tests/fixtures, whose notebooks
 ## break rules on purpose) and zizmor on the CI workflow.
-lint: $(STAMP)
+lint: lint-python lint-workflow
+
+lint-python: $(STAMP)
 	$(BIN)/ruff check --extend-exclude tests/fixtures src tests benchmarks tools
+
+lint-workflow: $(STAMP)
 	$(BIN)/zizmor --offline --no-progress .github/workflows
 
 ## unit: the package's tests and the static notebook conventions.
