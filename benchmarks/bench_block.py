@@ -142,9 +142,9 @@ def graph_bytes(output: Tensor) -> int:
             base = base.base
         seen[id(base)] = base.nbytes
 
-    for node in output._topological_order():
+    for node in output.topological_order():
         note(node.value)
-        vjp = node._vjp
+        vjp = node.vjp
         for cell in (vjp.__closure__ or ()) if vjp is not None else ():
             try:
                 content = cell.cell_contents
