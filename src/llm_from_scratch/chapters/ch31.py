@@ -18,16 +18,27 @@ import numpy as np
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from ..errors import DecoderBlockError
-from .formatting import format_bool, format_shape, format_vector
-from ..gradcheck import GradcheckReport, gradcheck
-from .history import layer_norm_rows, rnn_style_states
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
-from .common import (ErrorCase, all_finite, chapter_main, identical, replays_bitwise, reuse_released_input,
-                     run_error_case, weight_record)
+from .common import (
+    ErrorCase,
+    GradientEvidence,
+    WorkedExample,
+    chapter_main,
+    gradient_evidence,
+    identical,
+    replays_bitwise,
+    reuse_released_input,
+    run_error_case,
+    weight_record,
+    worked_example,
+    zero_stays_zero,
+)
+from .formatting import format_bool, format_shape, format_vector
+from .history import layer_norm_rows, rnn_style_states
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS, FEED_FORWARD_WIDTH = 1, 3, 4, 2, 4
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -35,7 +46,6 @@ RMS_EPSILON = 0.0
 MAX_POSITIONS, ROPE_BASE = 6, 100.0
 POST_NORM_EPSILON = 1e-5          # LayerNorm eps of the Post-LN contrast
 INVARIANT_TOLERANCE = 1e-12
-GRADIENT_DELTA = 1e-6
 GRADIENT_TOLERANCE = 2e-5
 PREFIX = "block"
 PARAMETER_ORDER = (
@@ -98,8 +108,7 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
 # -- evidence -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PrimaryEvidence:
-    input: np.ndarray
+class PrimaryEvidence(WorkedExample):
     forward: DecoderBlockForward
     probe_logits: np.ndarray
     pre_norm_order: bool
@@ -107,20 +116,6 @@ class PrimaryEvidence:
     second_residual_exact: bool
     post_norm_first_stage: np.ndarray
     post_norm_differs: bool
-    prefix_perturbed_output: np.ndarray
-    prefix_zero_unchanged: bool
-    prefix_one_unchanged: bool
-    suffix_changed: bool
-    future_probabilities_zero: bool
-    upstream: np.ndarray
-    loss: float
-    input_gradient: np.ndarray
-    parameter_gradients: tuple[np.ndarray, ...]
-    tape_finite: bool
-
-    def value(self, stage: str) -> np.ndarray:
-        """One of ``STAGES`` (or ``attention_weights``) as an array."""
-        return self.input if stage == "input" else getattr(self.forward, stage).value
 
 
 @dataclass(frozen=True)
@@ -133,23 +128,6 @@ class ParameterEvidence:
     bias_free: bool
     stable_order: bool
     node_distinct: bool
-
-
-@dataclass(frozen=True)
-class GradientEvidence:
-    report: GradcheckReport
-
-    @property
-    def input_checks(self) -> int:
-        return self.report.checks[0].coordinates
-
-    @property
-    def parameter_checks(self) -> int:
-        return self.report.total - self.input_checks
-
-    @property
-    def passed(self) -> bool:
-        return self.report.passed
 
 
 @dataclass(frozen=True)
@@ -174,47 +152,25 @@ class LearnerEvidence:
 
 
 def primary_evidence() -> PrimaryEvidence:
+    """Forward and backward on the worked example, the residual paths and the order of the stages."""
     block = build_block()
     x_value = example_input()
-    x = Tensor(x_value, requires_grad=True)
-    f = block.forward(x, position_offset=0)
-    output = f.output.value
-
+    shared = worked_example(block, x_value, perturbed_input(), example_upstream())
+    f = shared["forward"]
+    output, x_prime = f.output.value, f.after_attention.value
     # The same components called one by one, in the pre-norm order of the formula.
     n_a = block.attention_norm.forward(Tensor(x_value)).value
-    x_prime = x_value + block.attention.forward(Tensor(n_a)).output.value
-    n_f = block.feed_forward_norm.forward(Tensor(x_prime)).value
-    y = x_prime + block.feed_forward.forward(Tensor(n_f)).output.value
-    pre_norm_order = identical(y, output) and identical(x_prime, f.after_attention.value)
-
+    a = block.attention.forward(Tensor(n_a)).output.value
+    n_f = block.feed_forward_norm.forward(Tensor(x_value + a)).value
+    y = x_value + a + block.feed_forward.forward(Tensor(n_f)).output.value
     post_norm = post_norm_first_stage(block, x_value)
-    weights = f.attention_weights.value
-    above = np.triu_indices(TOKENS, k=1)
-    perturbed = block.forward(Tensor(perturbed_input())).output.value
-
-    upstream = example_upstream()
-    f.output.backward(upstream)
-    gradients = tuple(p.grad.copy() for p in block.parameters())
-    stage_tensors = [f.attention_norm, f.after_attention, f.feed_forward_norm, f.output,
-                     *(getattr(f.attention, name) for name in f.attention.__dataclass_fields__),
-                     *(getattr(f.feed_forward, name) for name in f.feed_forward.__dataclass_fields__)]
-    tape_finite = all_finite(stage_tensors + [x.grad, *gradients])
-    input_gradient = x.grad.copy()
-    f.output.release()
-
     return PrimaryEvidence(
-        input=x_value, forward=f, probe_logits=output @ probe_matrix(), pre_norm_order=pre_norm_order,
-        first_residual_exact=identical(f.after_attention.value, x_value + f.attention_branch.value),
-        second_residual_exact=identical(output, f.after_attention.value + f.feed_forward_branch.value),
+        **shared, probe_logits=output @ probe_matrix(),
+        pre_norm_order=identical(y, output) and identical(x_value + a, x_prime),
+        first_residual_exact=identical(x_prime, x_value + f.attention_branch.value),
+        second_residual_exact=identical(output, x_prime + f.feed_forward_branch.value),
         post_norm_first_stage=post_norm,
-        post_norm_differs=bool(np.max(np.abs(post_norm - f.after_attention.value)) > INVARIANT_TOLERANCE),
-        prefix_perturbed_output=perturbed,
-        prefix_zero_unchanged=identical(perturbed[0, 0], output[0, 0]),
-        prefix_one_unchanged=identical(perturbed[0, 1], output[0, 1]),
-        suffix_changed=not identical(perturbed[0, 2], output[0, 2]),
-        future_probabilities_zero=bool(np.all(weights[..., above[0], above[1]] == 0.0)),
-        upstream=upstream, loss=float(np.sum(output * upstream)), input_gradient=input_gradient,
-        parameter_gradients=gradients, tape_finite=tape_finite,
+        post_norm_differs=bool(np.max(np.abs(post_norm - x_prime)) > INVARIANT_TOLERANCE),
     )
 
 
@@ -235,11 +191,22 @@ def parameter_evidence() -> ParameterEvidence:
     return ParameterEvidence(
         names=parameters.names, shapes=[p.shape for p in parameters], tensors=len(parameters),
         scalars=parameters.count(), formula_scalars=2 * d + 4 * d * d + 3 * d * d_ff,
-        bias_free=all(p.name.endswith((".weight", ".gain")) for p in parameters),
+        bias_free=bias_free(block),
         stable_order=parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER],
         node_distinct=len({id(p) for p in parameters}) == len(parameters)
         and block.attention_norm.gain is not block.feed_forward_norm.gain,
     )
+
+
+def bias_free(block: DecoderBlock) -> bool:
+    """No part of the block adds a constant: its two branches map a zero input to exactly zero at every
+    stage, and both norms are odd, ``N(-x) = -N(x)`` (a LayerNorm-style shift would break that)."""
+    zeros = Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH)))
+    x = example_input()
+    norms_odd = all(identical(norm.forward(Tensor(-x)).value, -norm.forward(Tensor(x)).value)
+                    for norm in (block.attention_norm, block.feed_forward_norm))
+    return (norms_odd and zero_stays_zero(block.attention.forward(zeros))
+            and zero_stays_zero(block.feed_forward.forward(zeros)))
 
 
 def error_evidence() -> dict[str, ErrorCase]:
@@ -265,13 +232,6 @@ def error_evidence() -> dict[str, ErrorCase]:
     return {key: run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
 
 
-def gradient_evidence() -> GradientEvidence:
-    block = build_block()
-    report = gradcheck(lambda x: block.forward(x).output, example_input(), list(block.parameters()),
-                       example_upstream(), delta=GRADIENT_DELTA, tolerance=GRADIENT_TOLERANCE)
-    return GradientEvidence(report)
-
-
 def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
     """A serial state vs the two residual orders of the same fixed components."""
     inputs = np.array(RNN_INPUTS)
@@ -292,19 +252,15 @@ def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
     )
 
 
-def replay_is_bitwise(primary: PrimaryEvidence) -> bool:
-    """A second run from scratch gives the same output and gradients bit for bit."""
-    return replays_bitwise(primary, primary_evidence())
-
-
 @functools.lru_cache(maxsize=1)
 def learner_evidence() -> LearnerEvidence:
     """Everything the report, the trace, the figures and the notebook show (computed once per process)."""
     primary = primary_evidence()
     return LearnerEvidence(
         primary=primary, shapes=shape_evidence(primary), parameters=parameter_evidence(),
-        errors=error_evidence(), gradients=gradient_evidence(), history=history_evidence(primary),
-        replay_bitwise=replay_is_bitwise(primary),
+        errors=error_evidence(), history=history_evidence(primary),
+        gradients=gradient_evidence(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
+        replay_bitwise=replays_bitwise(primary, primary_evidence()),
     )
 
 
