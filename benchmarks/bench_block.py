@@ -267,7 +267,7 @@ def bench(shape: Shape, torch, repeats: int) -> None:
     ref_out, ref_x = torch_step(x_value, torch.tensor(upstream))
     errors = {"output": max_relative(ours_out.value, ref_out.detach().numpy()),
               "d input": max_relative(ours_x.grad, ref_x.grad.numpy())}
-    for parameter, twin in zip(block.parameters(), torch_weights):
+    for parameter, twin in zip(block.parameters(), torch_weights, strict=True):
         errors[f"d {parameter.name}"] = max_relative(parameter.grad, twin.grad.numpy())
     worst = max(errors, key=errors.get)
     print(f"match: max |ours - torch| / max(1, |torch|) = {errors[worst]:.2e} (worst: {worst}) "

@@ -3,8 +3,16 @@
 import numpy as np
 import pytest
 
-from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, MultiHeadAttention, MultiHeadAttentionError,
-                              SplitMix64, Tensor, merge_heads, split_heads)
+from llm_from_scratch import (
+    DecoderBlock,
+    DecoderBlockConfig,
+    MultiHeadAttention,
+    MultiHeadAttentionError,
+    SplitMix64,
+    Tensor,
+    merge_heads,
+    split_heads,
+)
 
 from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
@@ -79,7 +87,7 @@ def test_bitwise_replay(build, x):
         out = layer.forward(t).output
         out.backward(np.linspace(-1, 1, out.value.size).reshape(out.shape))
         runs.append([out.value, t.grad] + [p.grad for p in layer.parameters()])
-    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+    assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))
 
 
 def test_transactional_initialisation_leaves_the_generator_unchanged_after_an_error():
@@ -90,7 +98,7 @@ def test_transactional_initialisation_leaves_the_generator_unchanged_after_an_er
     layer = MultiHeadAttention.new("a", 4, 2, 6, 100.0, rng)
     assert rng.state != 7
     again = MultiHeadAttention.new("a", 4, 2, 6, 100.0, SplitMix64(7))
-    assert all(np.array_equal(p.value, q.value) for p, q in zip(layer.parameters(), again.parameters()))
+    assert all(np.array_equal(p.value, q.value) for p, q in zip(layer.parameters(), again.parameters(), strict=True))
 
 
 def test_fresh_block_names_are_stable_and_distinct():

@@ -137,12 +137,10 @@ class Tensor:
                 continue
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
-                if g_parent is None or not parent.requires_grad:
-                    continue
-                if parent in grads:
-                    grads[parent] = grads[parent] + g_parent
-                else:
-                    grads[parent] = g_parent
+                if g_parent is not None and parent.requires_grad:
+                    total = grads.get(parent)
+                    grads[parent] = g_parent if total is None else (
+                        total + g_parent)
 
     def _seed(self, upstream: object, order: list[Tensor]) -> np.ndarray:
         """The upstream gradient, after checking the tape can carry it."""
