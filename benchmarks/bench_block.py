@@ -142,9 +142,11 @@ def graph_bytes(output: Tensor) -> int:
             base = base.base
         seen[id(base)] = base.nbytes
 
-    for node in output.topological_order():
+    # The first edition (``--src`` on an old copy) named these _topological_order and _vjp.
+    order = getattr(output, "topological_order", None) or output._topological_order
+    for node in order():
         note(node.value)
-        vjp = node.vjp
+        vjp = getattr(node, "vjp", getattr(node, "_vjp", None))
         for cell in (vjp.__closure__ or ()) if vjp is not None else ():
             try:
                 content = cell.cell_contents
