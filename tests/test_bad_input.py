@@ -48,6 +48,7 @@ from llm_from_scratch import (
     residual_add,
     split_heads,
 )
+from llm_from_scratch.checks import checked
 from llm_from_scratch.rng import GAMMA, MASK
 from llm_from_scratch.tensor import add
 
@@ -726,3 +727,28 @@ def test_every_error_class_derives_from_the_package_base():
                if isinstance(value, type) and issubclass(value, Exception)]
     assert len(classes) == 15
     assert all(issubclass(cls, LlmFromScratchError) for cls in classes)
+
+
+# --- checks run once, at the outermost call ---------------------------------------------
+
+def test_only_the_outermost_checked_call_checks():
+    seen = []
+
+    @checked(lambda value: seen.append(("inner", value)))
+    def inner(value):
+        return value
+
+    @checked(lambda value: seen.append(("outer", value)))
+    def outer(value):
+        return inner(value + 1)
+
+    outer(1)
+    inner(5)
+    assert seen == [("outer", 1), ("inner", 5)]
+
+
+def test_a_failed_check_does_not_switch_later_checks_off():
+    with pytest.raises(DecoderBlockError):
+        parts().forward(x(1, T, 5))
+    with pytest.raises(HeadLayoutError, match="divisible by head count 3"):
+        split_heads(x(1, T, D), 3)

@@ -86,12 +86,12 @@ class MultiHeadAttention:
             if d_in != d:
                 raise error(f"{role} projection input width must equal "
                             f"model width {d}, got {d_in}")
-            if d_out != d and role != "output":
-                raise error(f"Q/K/V projected width must equal model "
-                            f"width {d}, got {d_out} for {role}")
-            if d_out != d:
+            if d_out != d and role == "output":
                 raise error(f"output projection width must equal model "
                             f"width {d}, got {d_out}")
+            if d_out != d:
+                raise error(f"Q/K/V projected width must equal model "
+                            f"width {d}, got {d_out} for {role}")
         with chained(error, "multi-head parameters"):
             ParameterList(weights)  # every name once
         with chained(error, ROPE):

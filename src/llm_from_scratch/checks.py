@@ -25,7 +25,8 @@ _inside_checked_call = ContextVar("inside_checked_call", default=False)
 
 
 def checked(check: Callable[..., None]) -> Callable[[F], F]:
-    """Run ``check(*arguments)`` first, unless a checked caller runs."""
+    """``check(*arguments)`` runs before the function; while the function
+    runs, the checked functions it calls skip their own checks."""
     def decorate(function: F) -> F:
         @functools.wraps(function)
         def boundary(*args, **kwargs):
