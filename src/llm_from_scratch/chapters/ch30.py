@@ -21,20 +21,7 @@ from ..heads import merge_heads, split_heads
 from ..parameter import Parameter
 from ..rng import SplitMix64
 from ..tensor import Tensor
-from .common import (
-    ErrorCase,
-    GradientEvidence,
-    WorkedExample,
-    chapter_main,
-    gradient_evidence,
-    identical,
-    replays_bitwise,
-    reuse_released_input,
-    run_error_case,
-    weight_record,
-    worked_example,
-    zero_stays_zero,
-)
+from . import common
 from .formatting import format_bool, format_names, format_number, format_shape, format_shapes, format_vector
 from .history import rows_normalized, single_head_table, weighted_source_context
 
@@ -96,7 +83,7 @@ def perturbed_input() -> np.ndarray:
 # -- evidence -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PrimaryEvidence(WorkedExample):
+class PrimaryEvidence(common.WorkedExample):
     forward: MultiHeadAttentionForward
     output_weight: np.ndarray
     uniform_head_zero: bool
@@ -151,8 +138,8 @@ class LearnerEvidence:
     primary: PrimaryEvidence
     parameters: ParameterEvidence
     shapes: ShapeEvidence
-    errors: dict[str, ErrorCase]
-    gradients: GradientEvidence
+    errors: dict[str, common.ErrorCase]
+    gradients: common.GradientEvidence
     history: HistoryEvidence
     replay_bitwise: bool
 
@@ -161,7 +148,7 @@ def primary_evidence() -> PrimaryEvidence:
     """Forward and backward on the worked example, and the invariants that need only this layer."""
     attention = build_attention()
     x_value = example_input()
-    shared = worked_example(attention, x_value, perturbed_input(), example_upstream())
+    shared = common.worked_example(attention, x_value, perturbed_input(), example_upstream())
     forward = shared["forward"]
     weights = forward.attention_weights.value                     # [1, 2, 3, 3]
     expected_uniform = np.tril(np.ones((TOKENS, TOKENS))) / np.arange(1, TOKENS + 1)[:, None]
@@ -180,7 +167,7 @@ def primary_evidence() -> PrimaryEvidence:
 
 def split_merge_is_exact(x_value: np.ndarray) -> bool:
     """``merge_heads(split_heads(X))`` equals ``X`` bit for bit."""
-    return identical(merge_heads(split_heads(Tensor(x_value), HEADS)).value, x_value)
+    return common.identical(merge_heads(split_heads(Tensor(x_value), HEADS)).value, x_value)
 
 
 def head_one_values_changed() -> MultiHeadAttentionForward:
@@ -201,7 +188,7 @@ def first_mixing_stage(reference: MultiHeadAttentionForward) -> str:
     """The first stage at which a change made only in head 1 reaches head 0's part, or ``none``."""
     changed = head_one_values_changed()
     for stage in STAGES:
-        if not identical(head_zero_part(changed, stage), head_zero_part(reference, stage)):
+        if not common.identical(head_zero_part(changed, stage), head_zero_part(reference, stage)):
             return stage
     return "none"
 
@@ -217,11 +204,11 @@ def heads_isolated_before_output(reference: MultiHeadAttentionForward) -> bool:
     weights["key"][HEAD_WIDTH, 0] = 1.0  # head 0's keys now also read input feature 2
     other_keys = build_attention(weights).forward(Tensor(example_input()))
     head = slice(0, HEAD_WIDTH)
-    return (identical(other_values.head_outputs.value[:, 0], reference.head_outputs.value[:, 0])
-            and identical(other_values.merged.value[..., head], reference.merged.value[..., head])
-            and not identical(other_values.head_outputs.value[:, 1], reference.head_outputs.value[:, 1])
-            and identical(other_keys.attention_weights.value[:, 1], reference.attention_weights.value[:, 1])
-            and not identical(other_keys.attention_weights.value[:, 0], reference.attention_weights.value[:, 0]))
+    return (common.identical(other_values.head_outputs.value[:, 0], reference.head_outputs.value[:, 0])
+            and common.identical(other_values.merged.value[..., head], reference.merged.value[..., head])
+            and not common.identical(other_values.head_outputs.value[:, 1], reference.head_outputs.value[:, 1])
+            and common.identical(other_keys.attention_weights.value[:, 1], reference.attention_weights.value[:, 1])
+            and not common.identical(other_keys.attention_weights.value[:, 0], reference.attention_weights.value[:, 0]))
 
 
 def parameter_evidence() -> ParameterEvidence:
@@ -230,7 +217,7 @@ def parameter_evidence() -> ParameterEvidence:
     return ParameterEvidence(
         names=parameters.names, shapes=[p.shape for p in parameters], count=parameters.count(),
         formula_count=attention.parameter_count(),
-        bias_free=zero_stays_zero(attention.forward(Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH))))),
+        bias_free=common.zero_stays_zero(attention.forward(Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH))))),
         node_distinct=len({id(p) for p in parameters}) == len(parameters),
     )
 
@@ -251,7 +238,7 @@ def shape_evidence(primary: PrimaryEvidence) -> ShapeEvidence:
     )
 
 
-def error_evidence() -> dict[str, ErrorCase]:
+def error_evidence() -> dict[str, common.ErrorCase]:
     """Every rejection the chapter lists, in the report's order."""
     rng = SplitMix64(30)
     x = example_input()
@@ -266,9 +253,9 @@ def error_evidence() -> dict[str, ErrorCase]:
         "empty_tokens": lambda: build_attention().forward(Tensor(np.zeros((1, 0, 4)))),
         "invalid_offset": lambda: build_attention().forward(Tensor(x), position_offset=-1),
         "position_range": lambda: build_attention().forward(Tensor(x), position_offset=4),
-        "released_input": lambda: reuse_released_input(build_attention(), x),
+        "released_input": lambda: common.reuse_released_input(build_attention(), x),
     }
-    return {key: run_error_case(key, MultiHeadAttentionError, attempt) for key, attempt in cases.items()}
+    return {key: common.run_error_case(key, MultiHeadAttentionError, attempt) for key, attempt in cases.items()}
 
 
 def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
@@ -299,8 +286,8 @@ def learner_evidence() -> LearnerEvidence:
     return LearnerEvidence(
         primary=primary, parameters=parameter_evidence(), shapes=shape_evidence(primary),
         errors=error_evidence(), history=history_evidence(primary),
-        gradients=gradient_evidence(build_attention(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
-        replay_bitwise=replays_bitwise(primary, primary_evidence()),
+        gradients=common.gradient_evidence(build_attention(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
+        replay_bitwise=common.replays_bitwise(primary, primary_evidence()),
     )
 
 
@@ -389,7 +376,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
                 ("rotated_key", "rotated_key_heads"))))
     for head in range(HEADS):
         for query in range(TOKENS):
-            lines.append(weight_record(head, query, weights[head, query]))
+            lines.append(common.weight_record(head, query, weights[head, query]))
     for head in range(HEADS):
         for token in range(TOKENS):
             lines.append(f"HEAD_OUTPUT|head={head}|token={token}|values={format_vector(heads_out[head, token])}")
@@ -414,7 +401,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return chapter_main(argv, "Chapter 30: causal multi-head attention, learner report",
+    return common.chapter_main(argv, "Chapter 30: causal multi-head attention, learner report",
                         lambda: render_report(), lambda: render_trace())
 
 

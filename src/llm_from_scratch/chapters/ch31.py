@@ -23,20 +23,7 @@ from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
-from .common import (
-    ErrorCase,
-    GradientEvidence,
-    WorkedExample,
-    chapter_main,
-    gradient_evidence,
-    identical,
-    replays_bitwise,
-    reuse_released_input,
-    run_error_case,
-    weight_record,
-    worked_example,
-    zero_stays_zero,
-)
+from . import common
 from .formatting import format_bool, format_shape, format_vector
 from .history import layer_norm_rows, rnn_style_states
 
@@ -108,7 +95,7 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
 # -- evidence -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PrimaryEvidence(WorkedExample):
+class PrimaryEvidence(common.WorkedExample):
     forward: DecoderBlockForward
     probe_logits: np.ndarray
     pre_norm_order: bool
@@ -145,8 +132,8 @@ class LearnerEvidence:
     primary: PrimaryEvidence
     shapes: dict[str, tuple[int, ...]]
     parameters: ParameterEvidence
-    errors: dict[str, ErrorCase]
-    gradients: GradientEvidence
+    errors: dict[str, common.ErrorCase]
+    gradients: common.GradientEvidence
     history: HistoryEvidence
     replay_bitwise: bool
 
@@ -155,7 +142,7 @@ def primary_evidence() -> PrimaryEvidence:
     """Forward and backward on the worked example, the residual paths and the order of the stages."""
     block = build_block()
     x_value = example_input()
-    shared = worked_example(block, x_value, perturbed_input(), example_upstream())
+    shared = common.worked_example(block, x_value, perturbed_input(), example_upstream())
     f = shared["forward"]
     output, x_prime = f.output.value, f.after_attention.value
     # The same components called one by one, in the pre-norm order of the formula.
@@ -166,9 +153,9 @@ def primary_evidence() -> PrimaryEvidence:
     post_norm = post_norm_first_stage(block, x_value)
     return PrimaryEvidence(
         **shared, probe_logits=output @ probe_matrix(),
-        pre_norm_order=identical(y, output) and identical(x_value + a, x_prime),
-        first_residual_exact=identical(x_prime, x_value + f.attention_branch.value),
-        second_residual_exact=identical(output, x_prime + f.feed_forward_branch.value),
+        pre_norm_order=common.identical(y, output) and common.identical(x_value + a, x_prime),
+        first_residual_exact=common.identical(x_prime, x_value + f.attention_branch.value),
+        second_residual_exact=common.identical(output, x_prime + f.feed_forward_branch.value),
         post_norm_first_stage=post_norm,
         post_norm_differs=bool(np.max(np.abs(post_norm - x_prime)) > INVARIANT_TOLERANCE),
     )
@@ -203,13 +190,13 @@ def bias_free(block: DecoderBlock) -> bool:
     stage, and both norms are odd, ``N(-x) = -N(x)`` (a LayerNorm-style shift would break that)."""
     zeros = Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH)))
     x = example_input()
-    norms_odd = all(identical(norm.forward(Tensor(-x)).value, -norm.forward(Tensor(x)).value)
+    norms_odd = all(common.identical(norm.forward(Tensor(-x)).value, -norm.forward(Tensor(x)).value)
                     for norm in (block.attention_norm, block.feed_forward_norm))
-    return (norms_odd and zero_stays_zero(block.attention.forward(zeros))
-            and zero_stays_zero(block.feed_forward.forward(zeros)))
+    return (norms_odd and common.zero_stays_zero(block.attention.forward(zeros))
+            and common.zero_stays_zero(block.feed_forward.forward(zeros)))
 
 
-def error_evidence() -> dict[str, ErrorCase]:
+def error_evidence() -> dict[str, common.ErrorCase]:
     """Every rejection the chapter lists, in the report's order."""
     x = example_input()
 
@@ -227,9 +214,9 @@ def error_evidence() -> dict[str, ErrorCase]:
         "input_width": lambda: build_block().forward(Tensor(np.ones((1, 3, 5)))),
         "empty_tokens": lambda: build_block().forward(Tensor(np.zeros((1, 0, 4)))),
         "position_range": lambda: build_block().forward(Tensor(x), position_offset=4),
-        "released_input": lambda: reuse_released_input(build_block(), x),
+        "released_input": lambda: common.reuse_released_input(build_block(), x),
     }
-    return {key: run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
+    return {key: common.run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
 
 
 def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
@@ -259,8 +246,8 @@ def learner_evidence() -> LearnerEvidence:
     return LearnerEvidence(
         primary=primary, shapes=shape_evidence(primary), parameters=parameter_evidence(),
         errors=error_evidence(), history=history_evidence(primary),
-        gradients=gradient_evidence(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
-        replay_bitwise=replays_bitwise(primary, primary_evidence()),
+        gradients=common.gradient_evidence(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
+        replay_bitwise=common.replays_bitwise(primary, primary_evidence()),
     )
 
 
@@ -302,7 +289,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
         "|stage_order=[attention-norm,attention,residual-1,feed-forward-norm,feed-forward,residual-2]",
         *(f"SHAPE|stage={key.replace('_', '-')}|value={format_shape(shape)}" for key, shape in e.shapes.items()),
         *(f"STAGE|name={stage.replace('_', '-')}|values={format_vector(p.value(stage))}" for stage in STAGES),
-        *(weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
+        *(common.weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
         f"MERGE|name=attention|identity=input|branch=attention-branch|result=after-attention"
         f"|exact={b(p.first_residual_exact)}",
         f"MERGE|name=feed-forward|identity=after-attention|branch=feed-forward-branch|result=output"
@@ -327,7 +314,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
+    return common.chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
                         lambda: render_report(), lambda: render_trace())
 
 
