@@ -138,9 +138,9 @@ class Tensor:
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
                 if g_parent is not None and parent.requires_grad:
-                    total = grads.get(parent)
-                    grads[parent] = g_parent if total is None else (
-                        total + g_parent)
+                    earlier = grads.get(parent)  # from another path
+                    grads[parent] = (g_parent if earlier is None
+                                     else earlier + g_parent)
 
     def _seed(self, upstream: object, order: list[Tensor]) -> np.ndarray:
         """The upstream gradient, after checking the tape can carry it."""
