@@ -1,16 +1,28 @@
 """NumPy core for chapters 30-31 of "LLM from scratch".
 
-Shapes: ``[B, T, d_model]`` for the residual stream, ``[B, h, T, d_h]`` inside
-attention, weights ``[d_in, d_out]`` with ``y = x @ W``; float64 throughout.
+Shapes: ``[B, T, d_model]`` for the residual stream, ``[B, h, T, d_h]``
+inside attention, weights ``[d_in, d_out]`` with ``y = x @ W``; float64.
 """
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
 from .block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from .causal import causal_scaled_dot_product_self_attention
 from .errors import (
-    CausalAttentionError, DecoderBlockError, GradcheckError, HeadLayoutError, HistoryError,
-    InitializationError, LinearError, LlmFromScratchError, MultiHeadAttentionError, ParameterError,
-    ResidualError, RmsNormError, RopeError, SwiGluError, TensorError,
+    CausalAttentionError,
+    DecoderBlockError,
+    GradcheckError,
+    HeadLayoutError,
+    HistoryError,
+    InitializationError,
+    LinearError,
+    LlmFromScratchError,
+    MultiHeadAttentionError,
+    ParameterError,
+    ResidualError,
+    RmsNormError,
+    RopeError,
+    SwiGluError,
+    TensorError,
 )
 from .gradcheck import GradcheckReport, gradcheck
 from .heads import merge_heads, split_heads
@@ -24,11 +36,15 @@ from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
 
 __all__ = [
-    "CausalAttentionError", "DecoderBlock", "DecoderBlockConfig", "DecoderBlockError", "DecoderBlockForward",
-    "GradcheckError", "GradcheckReport", "HeadLayoutError", "HistoryError", "InitializationError", "Linear",
-    "LinearError", "LlmFromScratchError", "MultiHeadAttention", "MultiHeadAttentionError",
-    "MultiHeadAttentionForward", "Parameter", "ParameterError", "ParameterList", "ResidualError", "RmsNorm",
-    "RmsNormError", "RopeError", "RotaryEmbedding", "SplitMix64", "SwiGlu", "SwiGluError", "SwiGluForward",
-    "Tensor", "TensorError", "causal_scaled_dot_product_self_attention", "gradcheck", "merge_heads",
+    "CausalAttentionError", "DecoderBlock", "DecoderBlockConfig",
+    "DecoderBlockError", "DecoderBlockForward", "GradcheckError",
+    "GradcheckReport", "HeadLayoutError", "HistoryError",
+    "InitializationError", "Linear", "LinearError", "LlmFromScratchError",
+    "MultiHeadAttention", "MultiHeadAttentionError",
+    "MultiHeadAttentionForward", "Parameter", "ParameterError",
+    "ParameterList", "ResidualError", "RmsNorm", "RmsNormError",
+    "RopeError", "RotaryEmbedding", "SplitMix64", "SwiGlu", "SwiGluError",
+    "SwiGluForward", "Tensor", "TensorError",
+    "causal_scaled_dot_product_self_attention", "gradcheck", "merge_heads",
     "residual_add", "split_heads",
 ]

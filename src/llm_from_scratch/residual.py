@@ -1,20 +1,22 @@
-"""Residual addition: the stream that entered a branch plus the branch's output."""
+"""Residual addition: the stream that entered a branch plus its output."""
 
 from __future__ import annotations
 
+from .checks import check_tensor, checked
 from .errors import ResidualError
-from .linear import live_input
-from .tensor import Tensor, add
-
-STAGE = "residual"
+from .tensor import Tensor
 
 
-def residual_add(stream: Tensor, branch: Tensor) -> Tensor:
-    """``stream + branch``, both ``[B, T, d_model]``; no broadcasting, so no axis can change."""
-    stream = live_input(stream, ResidualError, STAGE)
-    branch = live_input(branch, ResidualError, STAGE)
-    if stream.shape != branch.shape:
+def check_shapes(stream: object, branch: object) -> None:
+    check_tensor(stream, "residual stream", ResidualError)
+    check_tensor(branch, "residual branch", ResidualError)
+    if branch.shape != stream.shape:
         raise ResidualError(
-            f"residual branch shape must equal stream shape {list(stream.shape)}, got {list(branch.shape)}",
-            stage=STAGE)
-    return add(stream, branch)
+            "residual branch shape must equal stream shape "
+            f"{list(stream.shape)}, got {list(branch.shape)}")
+
+
+@checked(check_shapes)
+def residual_add(stream: Tensor, branch: Tensor) -> Tensor:
+    """``stream + branch``, both ``[B, T, d_model]``: nothing broadcasts."""
+    return stream + branch
