@@ -127,6 +127,13 @@ def parts(**overrides):
     return DecoderBlock.from_parts(**arguments)
 
 
+def zero_after_attention():
+    """A block whose attention branch writes -x: x' = x + A = 0 exactly for a row of ones."""
+    return parts(attention_norm=norm("b.attention_norm.gain", epsilon=0.0),
+                 attention=attention(output_weight=Parameter("a.output.weight", -np.eye(D))),
+                 feed_forward_norm=norm("b.ffn_norm.gain", epsilon=0.0))
+
+
 def config(**overrides):
     arguments = dict(model_width=D, heads=H, feed_forward_width=FF, max_positions=P, rope_base=100.0,
                      rms_epsilon=1e-5)
@@ -473,9 +480,9 @@ ROWS = [
     bad("rmsnorm-forward-released", lambda: norm().forward(released(2, D)), RmsNormError,
         "belongs to a released tape"),
     bad("rmsnorm-forward-zero-row", lambda: norm(epsilon=0.0).forward(Tensor([[1.0] * D, [0.0] * D])),
-        RmsNormError, "cannot scale an all-zero row, got 1 such rows"),
+        RmsNormError, "RMSNorm with epsilon 0 cannot scale a row whose mean square is 0, got 1 such rows"),
     bad("rmsnorm-forward-underflowing-row", lambda: norm(epsilon=0.0).forward(x(3, D, value=1e-200)),
-        RmsNormError, "mean square underflows to 0, got 3 such rows"),
+        RmsNormError, "a row whose mean square is 0, got 3 such rows"),
     bad("rmsnorm-forward-overflowing-row", lambda: norm().forward(x(1, D, value=-1e200)), RmsNormError,
         "got max |x| = 1e+200"),
     # --- SwiGlu --------------------------------------------------------------------------
@@ -569,7 +576,10 @@ ROWS = [
         "decoder-block position interval [5, 8) exceeds capacity 6"),
     bad("block-forward-zero-row-zero-epsilon",
         lambda: parts(attention_norm=norm("b.attention_norm.gain", epsilon=0.0)).forward(x(1, T, D, value=0.0)),
-        DecoderBlockError, "attention RMSNorm: RMSNorm with epsilon 0 cannot scale an all-zero row, got 3 such rows"),
+        RmsNormError, "RMSNorm with epsilon 0 cannot scale a row whose mean square is 0, got 3 such rows"),
+    bad("block-forward-zero-row-after-attention",  # x' = x + A = 0: the second norm's operation refuses it
+        lambda: zero_after_attention().forward(x(1, 1, D)),
+        RmsNormError, "RMSNorm with epsilon 0 cannot scale a row whose mean square is 0, got 1 such rows"),
     # --- gradcheck -----------------------------------------------------------------------
     ok("gradcheck-list-input", lambda: check(None, [[1.0, 2.0, 3.0, 4.0], [0.5, 0.0, -1.0, 2.0]]),
        lambda report: report.passed and report.total == 8 + D * D),
@@ -688,8 +698,8 @@ CHAINS = [  # (id, attempt, the error raised and its prefix, the component error
      DecoderBlockError, "attention RMSNorm: ", RmsNormError),
     ("block-new-feed-forward", lambda: block_new(feed_forward_width=0),
      DecoderBlockError, "SwiGLU feed-forward: ", SwiGluError),
-    ("block-forward-norm", lambda: parts(attention_norm=norm("b.attention_norm.gain", epsilon=0.0))
-     .forward(x(1, T, D, value=0.0)), DecoderBlockError, "attention RMSNorm: ", RmsNormError),
+    ("block-forward-norm", lambda: parts().forward(x(1, T, D, value=1e200)),
+     DecoderBlockError, "attention RMSNorm: ", RmsNormError),
     ("gradcheck-forward", lambda: check(lambda t: attention().forward(t).output, np.ones((1, T, 5)),
                                         upstream=np.ones((1, T, D))),
      GradcheckError, "gradcheck forward: ", MultiHeadAttentionError),

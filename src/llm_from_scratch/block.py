@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from . import rmsnorm
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
-from .checks import check_name, check_sequence, checked
-from .errors import DecoderBlockError, chained
+from .checks import check_name, check_sequence, check_tensor, checked
+from .errors import DecoderBlockError, ResidualError, chained
 from .parameter import ParameterList
 from .rmsnorm import RmsNorm
 from .rng import SplitMix64, check_generator
@@ -32,6 +32,21 @@ def check_input(block: DecoderBlock, x: object,
                    error=DecoderBlockError)
     with chained(DecoderBlockError, "attention RMSNorm"):
         rmsnorm.check_input(block.attention_norm, x)
+
+
+def check_residual(stream: object, branch: object) -> None:
+    check_tensor(stream, "residual stream", ResidualError)
+    check_tensor(branch, "residual branch", ResidualError)
+    if branch.shape != stream.shape:
+        raise ResidualError(
+            "residual branch shape must equal stream shape "
+            f"{list(stream.shape)}, got {list(branch.shape)}")
+
+
+@checked(check_residual)
+def residual_add(stream: Tensor, branch: Tensor) -> Tensor:
+    """``stream + branch``, both ``[B, T, d_model]``: nothing broadcasts."""
+    return stream + branch
 
 
 @dataclass(frozen=True)

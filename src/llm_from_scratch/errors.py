@@ -15,67 +15,20 @@ from contextlib import contextmanager
 class LlmFromScratchError(Exception):
     """Base class of every error this package raises on purpose."""
 
-    def __init__(self, message: str, *, stage: str | None = None) -> None:
-        # ``stage`` serves only the first edition's plots/common.py, which
-        # is deleted at integration; the core's messages name their stage.
-        super().__init__(message)
-        self.stage = stage
 
-
-class TensorError(LlmFromScratchError):
-    """The tape: bad values, released tapes, bad upstream gradients."""
-
-
-class ParameterError(LlmFromScratchError):
-    """Named parameters and parameter lists."""
-
-
-class InitializationError(LlmFromScratchError):
-    """SplitMix64 seeds and draws."""
-
-
-class LinearError(LlmFromScratchError):
-    """Bias-free projection ``y = x @ W``."""
-
-
-class RopeError(LlmFromScratchError):
-    """Rotary position embedding: configuration and positions."""
-
-
-class HeadLayoutError(LlmFromScratchError):
-    """``split_heads`` and ``merge_heads``."""
-
-
-class CausalAttentionError(LlmFromScratchError):
-    """Causal scaled dot-product self-attention."""
-
-
-class MultiHeadAttentionError(LlmFromScratchError):
-    """Causal multi-head attention with RoPE."""
-
-
-class RmsNormError(LlmFromScratchError):
-    """RMSNorm: configuration and input."""
-
-
-class SwiGluError(LlmFromScratchError):
-    """SwiGLU feed-forward network."""
-
-
-class ResidualError(LlmFromScratchError):
-    """Residual addition of a branch to the stream."""
-
-
-class DecoderBlockError(LlmFromScratchError):
-    """Pre-norm decoder block: assembly and forward pass."""
-
-
-class GradcheckError(LlmFromScratchError):
-    """Central-difference gradient check."""
-
-
-class HistoryError(LlmFromScratchError):
-    """Helpers of the chapters' historical contrasts."""
+class TensorError(LlmFromScratchError): ...  # values, tapes, upstreams
+class ParameterError(LlmFromScratchError): ...  # names of parameters
+class InitializationError(LlmFromScratchError): ...  # SplitMix64 draws
+class LinearError(LlmFromScratchError): ...  # y = x @ W
+class RopeError(LlmFromScratchError): ...  # rotary positions
+class HeadLayoutError(LlmFromScratchError): ...  # split and merge heads
+class CausalAttentionError(LlmFromScratchError): ...  # one table a lane
+class MultiHeadAttentionError(LlmFromScratchError): ...  # MHA with RoPE
+class RmsNormError(LlmFromScratchError): ...  # RMSNorm
+class SwiGluError(LlmFromScratchError): ...  # SwiGLU feed-forward
+class ResidualError(LlmFromScratchError): ...  # stream + branch
+class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
+class GradcheckError(LlmFromScratchError): ...  # central differences
 
 
 @contextmanager

@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from .checks import (
-    check_features,
-    check_name,
-    check_parameter,
-    checked,
-    positive_int,
-)
+from .checks import (check_features, check_name, check_parameter, checked,
+                     positive_int)
 from .errors import LinearError
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, check_generator, uniform_weight

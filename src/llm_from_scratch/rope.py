@@ -11,13 +11,8 @@ import math
 
 import numpy as np
 
-from .checks import (
-    check_positions,
-    check_tensor,
-    checked,
-    finite_number,
-    positive_int,
-)
+from .checks import (check_positions, check_tensor, checked, finite_number,
+                     positive_int)
 from .errors import RopeError
 from .tensor import Tensor, rotate_pairs
 

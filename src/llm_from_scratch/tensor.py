@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .errors import TensorError
+from .errors import RmsNormError, TensorError
 
 # the gradient of an output -> one gradient per parent (None: not needed)
 Vjp = Callable[[np.ndarray], Sequence["np.ndarray | None"]]
@@ -291,7 +291,11 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
 def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis of ``x``."""
     mean_square = np.mean(x.value**2, axis=-1, keepdims=True)  # [..., 1]
-    inverse_rms = 1.0 / np.sqrt(mean_square + epsilon)
+    if not np.all(mean_square + epsilon > 0):  # eps = 0: a row of zeros
+        raise RmsNormError("RMSNorm with epsilon 0 cannot scale a row whose"
+                           " mean square is 0, got "
+                           f"{np.sum(mean_square == 0)} such rows")
+    inverse_rms = 1.0 / np.sqrt(mean_square + epsilon)         # [..., 1]
     n = x.value * inverse_rms                                  # [..., d]
 
     def vjp(g):  # with g_n = g gain: dx = (g_n - n mean(g_n n)) / rms

@@ -12,8 +12,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..causal import causal_scaled_dot_product_self_attention
-from ..errors import HistoryError
+from ..errors import LlmFromScratchError
 from ..tensor import Tensor, as_float64_array
+
+
+class HistoryError(LlmFromScratchError):
+    """Bad input to a helper of the historical contrasts."""
 
 
 def weighted_source_context(weights: object, annotations: object) -> np.ndarray:
