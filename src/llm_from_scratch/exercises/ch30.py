@@ -18,9 +18,24 @@ import re
 import numpy as np
 
 from .feedback import (
-    AnswerFormatError, CountTerm, Exercise, ExerciseSpec, Feedback, Field, Text, Verdict, answer_template,
-    as_label, check_answer, choice_verdict, count_verdict, diagnose_counts, plural, prefix_rows_fields,
-    safe_repr, shape_field,
+    AnswerFormatError,
+    CountTerm,
+    Exercise,
+    ExerciseSpec,
+    Feedback,
+    Field,
+    Text,
+    Verdict,
+    answer_template,
+    as_label,
+    check_answer,
+    choice_verdict,
+    count_verdict,
+    diagnose_counts,
+    plural,
+    prefix_rows_fields,
+    safe_repr,
+    shape_field,
 )
 
 __all__ = [
@@ -373,7 +388,7 @@ def _row_check(expected: str, mistakes: dict[str, str], hint: str):
     known = {tuple(row): message for row, message in mistakes.items()}
 
     def check(value: object) -> Verdict:
-        if not isinstance(value, (list, tuple, np.ndarray)) or isinstance(value, np.ndarray) and value.ndim != 1:
+        if not isinstance(value, (list, tuple, np.ndarray)) or (isinstance(value, np.ndarray) and value.ndim != 1):
             raise AnswerFormatError('нужен список из четырёх строк-символов, например ["x", "y", "z", "w"], '
                                     f"получено {safe_repr(value)}.")
         items = list(value.tolist() if isinstance(value, np.ndarray) else value)

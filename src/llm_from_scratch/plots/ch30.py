@@ -24,15 +24,43 @@ from ..rng import SplitMix64
 from ..tensor import Tensor
 from . import common
 from .common import (
-    INK, LIGHT, MASK_HATCH, PAPER, SHADE, SIZE_SMALL, SIZE_TEXT, STYLE_NAMES, Box, FlowStage, Sheet,
-    causal_tables_figure, check_causal_weights, flow_rows, head_style, pinned_style, prefix_alt, prefix_table,
-    prefix_verdicts, status_grid, text_size,
+    INK,
+    LIGHT,
+    MASK_HATCH,
+    PAPER,
+    SHADE,
+    SIZE_SMALL,
+    SIZE_TEXT,
+    STYLE_NAMES,
+    Box,
+    FlowStage,
+    Sheet,
+    causal_tables_figure,
+    check_causal_weights,
+    flow_rows,
+    head_style,
+    pinned_style,
+    prefix_alt,
+    prefix_table,
+    prefix_verdicts,
+    status_grid,
+    text_size,
 )
 
 __all__ = [
-    "stage_flow", "stage_flow_alt", "projections_by_head", "projections_by_head_alt", "causal_tables",
-    "causal_tables_alt", "output_projection", "output_projection_alt", "prefix_and_invariants",
-    "prefix_and_invariants_alt", "random_layer_weights", "random_heads_heatmaps", "random_heads_heatmaps_alt",
+    "causal_tables",
+    "causal_tables_alt",
+    "output_projection",
+    "output_projection_alt",
+    "prefix_and_invariants",
+    "prefix_and_invariants_alt",
+    "projections_by_head",
+    "projections_by_head_alt",
+    "random_heads_heatmaps",
+    "random_heads_heatmaps_alt",
+    "random_layer_weights",
+    "stage_flow",
+    "stage_flow_alt",
 ]
 
 WIDTH = 1000
