@@ -28,7 +28,6 @@ from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
 from ..linear import Linear
 from ..parameter import Parameter
-from ..residual import residual_add
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
@@ -56,13 +55,13 @@ class Parts:
 # -- three wirings of the same parts -----------------------------------------
 
 def pre_norm(p: Parts, x: Tensor) -> Tensor:
-    h = residual_add(x, p.attention(p.attention_norm(x)))
-    return residual_add(h, p.feed_forward(p.feed_forward_norm(h)))
+    h = x + p.attention(p.attention_norm(x))
+    return h + p.feed_forward(p.feed_forward_norm(h))
 
 
 def post_norm(p: Parts, x: Tensor) -> Tensor:
-    h = p.attention_norm(residual_add(x, p.attention(x)))
-    return p.feed_forward_norm(residual_add(h, p.feed_forward(h)))
+    h = p.attention_norm(x + p.attention(x))
+    return p.feed_forward_norm(h + p.feed_forward(h))
 
 
 def no_residual(p: Parts, x: Tensor) -> Tensor:

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import DecoderBlock
-from ..residual import residual_add
 from ..tensor import Tensor
 from . import ch31
 from .depth_lab import parts_of
@@ -63,7 +62,7 @@ def first_stage(block: DecoderBlock, x: np.ndarray, order: str = "pre",
     stream = Tensor(x)
     seen = normalise(stream) if order == "pre" else stream
     attention = block.attention.forward(seen)
-    total = residual_add(stream, attention.output)
+    total = stream + attention.output
     output = total if order == "pre" else normalise(total)
     return FirstStage(order=order, norm=norm, attention_input=seen.value,
                       weights=attention.attention_weights.value,

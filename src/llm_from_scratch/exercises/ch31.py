@@ -20,7 +20,6 @@ from ..block import DecoderBlock, DecoderBlockConfig
 from ..chapters import ch31 as chapter
 from ..chapters import depth_lab, lesson31
 from ..parameter import Parameter
-from ..residual import residual_add
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..tensor import Tensor
@@ -355,7 +354,7 @@ def _array_function(wiring: Callable[[depth_lab.Parts, Tensor], Tensor]):
 
 
 def _without_attention(p: depth_lab.Parts, x: Tensor) -> Tensor:
-    return residual_add(x, p.feed_forward(p.feed_forward_norm(x)))
+    return x + p.feed_forward(p.feed_forward_norm(x))
 
 
 def _swapped_norms(p: depth_lab.Parts, x: Tensor) -> Tensor:
@@ -364,7 +363,7 @@ def _swapped_norms(p: depth_lab.Parts, x: Tensor) -> Tensor:
 
 
 def _unnormalised_ffn(p: depth_lab.Parts, x: Tensor) -> Tensor:
-    return residual_add(x, p.feed_forward(x))
+    return x + p.feed_forward(x)
 
 
 def _code_exercise(number: str, name: str, reference: Callable, cases: Callable[[], list[Case]],
