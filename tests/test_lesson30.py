@@ -125,3 +125,22 @@ def test_symbolic_output_of_the_two_output_matrices():
     a, b, c, d = 2.0, 3.0, 5.0, 7.0
     np.testing.assert_array_equal(np.array([a, b, c, d]) @ mixing, [a, b, a + c, d])
     assert lesson30.symbolic_output(2 * np.eye(2), "ab") == ["2·a", "2·b"]
+
+
+# -- the example with other weights ----------------------------------------------------------
+
+def test_example_layer_is_the_chapter_layer_unless_told_otherwise():
+    x = Tensor(ch30.example_input())
+    same = lesson30.example_layer().forward(x).output.value
+    np.testing.assert_array_equal(same, ch30.build_attention().forward(x).output.value)
+    other_base = lesson30.example_layer(rope_base=10_000.0).forward(x).attention_weights.value
+    np.testing.assert_array_equal(other_base, ch30.build_attention().forward(x).attention_weights.value)
+
+
+@pytest.mark.parametrize("output", ["swap", "mixing"])
+@pytest.mark.parametrize("head", [0, 1])
+def test_changed_output_columns_follow_the_rows_of_w_o(output, head):
+    weight = ch30.swap_output_weight() if output == "swap" else lesson30.mixing_output_weight()
+    rows = weight[2 * head: 2 * head + 2]                          # what the head's coordinates feed
+    want = [j for j in range(4) if np.any(rows[:, j] != 0)]
+    assert lesson30.changed_output_columns(weight, head) == want

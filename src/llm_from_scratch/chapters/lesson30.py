@@ -10,6 +10,9 @@
   ``position * rope_base ** (-2i / d_h)`` (``pair_arrows``); the score of a
   rotated query and key depends only on the offset ``m - n``
   (``relative_scores``).
+* The chapter's example with other weights (``example_layer``), and where
+  the two heads first reach the same output coordinate
+  (``changed_output_columns``).
 * ``W_O`` as a mixing matrix: the symbolic output of a 0/1 matrix applied to
   the concatenated row ``[a, b, c, d]`` (``symbolic_output``).
 
@@ -25,6 +28,7 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..parameter import Parameter
+from . import ch30
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor
 
@@ -146,6 +150,34 @@ def relative_scores(query: np.ndarray, key: np.ndarray, rope_base: float,
     q = rope.rotate(Tensor(np.broadcast_to(query, (positions, query.size))), 0)
     k = rope.rotate(Tensor(np.broadcast_to(key, (positions, key.size))), 0)
     return q.value @ k.value.T
+
+
+# -- the example with other weights ----------------------------------------------------
+
+def example_layer(rope_base: float = ch30.ROPE_BASE, **weights: np.ndarray) -> MultiHeadAttention:
+    """The chapter's layer (``h = 2``, capacity 6); ``query=``, ``key=``,
+    ``value=``, ``output=`` replace its ``[4, 4]`` matrices."""
+    chosen = {**ch30.example_weights(), **weights}
+    parameters = [Parameter(f"attention.{role}.weight", chosen[role]) for role in ROLES]
+    return MultiHeadAttention.from_parameters(
+        *parameters, heads=ch30.HEADS, max_positions=ch30.MAX_POSITIONS,
+        rope_base=rope_base)
+
+
+def changed_output_columns(output_weight: np.ndarray, head: int) -> list[int]:
+    """Output columns that change when only ``head``'s value columns of
+    ``W_V`` are doubled, in the example with this ``W_O``.
+
+    Doubling values touches no softmax: only the head's own output changes,
+    and ``W_O`` decides which output columns see it."""
+    x = Tensor(ch30.example_input())
+    value = np.eye(ch30.MODEL_WIDTH)
+    columns = slice(head * ch30.HEAD_WIDTH, (head + 1) * ch30.HEAD_WIDTH)
+    value[:, columns] *= 2.0
+    before = example_layer(output=output_weight).forward(x).output.value
+    after = example_layer(output=output_weight, value=value).forward(x).output.value
+    return [j for j in range(ch30.MODEL_WIDTH)
+            if not np.array_equal(before[..., j], after[..., j])]
 
 
 # -- W_O as a mixing matrix -----------------------------------------------------------

@@ -130,7 +130,7 @@ class Exercise:
         print(wrap_lines(str(self.feedback(answer))))
 
 
-WIDTH = 76  # столько знаков помещается в строку вывода в книге без прокрутки
+WIDTH = 75  # столько знаков помещается в строку вывода в книге без прокрутки
 
 
 def wrap_lines(text: str, width: int = WIDTH) -> str:
