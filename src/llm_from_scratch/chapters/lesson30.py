@@ -28,9 +28,9 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..parameter import Parameter
-from . import ch30
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor
+from . import ch30
 
 ROLES = ("query", "key", "value", "output")
 
