@@ -18,12 +18,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from matplotlib import colormaps
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from . import style
-from .style import FONT, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = ["example_heads", "head_split", "output_mixing", "rope_circle", "rope_relative",
            "score_spread", "two_jobs"]
@@ -196,7 +196,7 @@ def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figu
     fig = new_figure(height=2.9)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     circle = np.linspace(0, 2 * np.pi, 200)
-    colours = style.matplotlib.colormaps[style.CMAP]
+    colours = colormaps[CMAP]
     for ax, (title, arrows, labelled) in zip(axes, panels, strict=True):
         arrows = np.asarray(arrows, float)
         ax.plot(np.cos(circle), np.sin(circle), color="0.7", linewidth=0.8)
@@ -241,7 +241,7 @@ def rope_relative(scores: np.ndarray) -> Figure:
     fig.colorbar(image, ax=left, shrink=0.8, pad=0.02)
     offsets = np.arange(positions)
     for m in range(positions):       # one series per query row: they fall on one curve
-        right.plot(m - offsets, scores[m], linestyle=style.LINE_STYLES[m % 4],
+        right.plot(m - offsets, scores[m], linestyle=LINE_STYLES[m % len(LINE_STYLES)],
                    marker=MARKERS[m], color="0.2", markerfacecolor="none", markersize=6,
                    linewidth=0.8, label=f"m={m}")
     right.set_xlabel("смещение m − n")
