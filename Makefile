@@ -7,8 +7,24 @@ STAMP := $(VENV)/.installed
 # nbval compares every byte: fix the hash seed (set iteration order).
 export PYTHONHASHSEED := 0
 JB_FLAGS := -W -n --keep-going
+# pytest-xdist: one worker per core. nbval needs --dist loadscope (a notebook's
+# cells stay on one worker); the other suites' tests are independent.
+XDIST := -n auto
+# The downloadable course, linked from book/intro.md with {download}: Sphinx
+# copies it into _build/html/_downloads/.
+COURSE_ZIP := _build/course/llm-from-scratch-course.zip
+COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/lab/overrides.json \
+	requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
+	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
+# JupyterLab's settings shipped with the repository (no first-start news
+# prompt); the course's wheel installs the same file.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# JupyterLab refuses to start as root (every Docker user) without --allow-root.
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+LAB_DIR ?= book
+LAB_ARGS ?=
 
-.PHONY: book test lint unit notebooks html browser lab clean
+.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,34 +32,62 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-## book: build the HTML book into _build/html and print the index page path.
-book: $(STAMP)
+$(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(COURSE_ZIP): $(STAMP) $(COURSE_SOURCES)
+	$(BIN)/python tools/build_course.py $@
+
+## book: build the HTML book (with the course zip) into _build/html and print the index page path.
+book: $(STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 	@echo "Book index: $(CURDIR)/_build/html/index.html"
 
-## test: unit tests, nbval on every notebook, strict HTML build, browser checks.
-test: unit notebooks html browser
+## test: every part below; -k runs them all and fails at the end if any failed.
+test:
+	@$(MAKE) --no-print-directory -k lint unit notebooks browser
 
-## lint: ruff, configured in pyproject.toml (src/llm_from_scratch/ruff.toml: 76 columns,
-## so the listings the book shows never scroll sideways).
-lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+## lint: ruff (pyproject.toml; src/llm_from_scratch/ruff.toml: 76 columns, so the
+## listings the book shows never scroll sideways; not tests/fixtures, whose notebooks
+## break rules on purpose) and zizmor on the CI workflow.
+lint: lint-python lint-workflow
 
+lint-python: $(STAMP)
+	$(BIN)/ruff check --extend-exclude tests/fixtures src tests benchmarks tools
+
+lint-workflow: $(STAMP)
+	$(BIN)/zizmor --offline --no-progress .github/workflows
+
+## unit: the package's tests and the static notebook conventions.
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q tests --ignore=tests/browser
+	$(BIN)/python -m pytest -q $(XDIST) tests --ignore=tests/browser \
+		--ignore=tests/test_notebook_habits.py --ignore=tests/test_notebook_rules.py
 
-notebooks: $(STAMP)
-	$(BIN)/python -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with book/sanitize.cfg book
+## notebooks: nbval (stored outputs equal a fresh run) and the learner-habit tests.
+notebooks: nbval habits
 
-html: $(STAMP)
+nbval: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope --nbval --nbval-current-env \
+		--nbval-sanitize-with book/sanitize.cfg book
+
+habits: $(STAMP)
+	$(BIN)/python -m pytest -q $(XDIST) tests/test_notebook_habits.py tests/test_notebook_rules.py
+
+## html: a full strict rebuild (every warning fails).
+html: $(STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build --all $(JB_FLAGS) .
 
-browser: $(STAMP)
-	$(BIN)/python -m pytest -q tests/browser
+## browser: the built book in Chromium, the downloaded course in a fresh venv,
+## the chapters in real JupyterLab. Always after a fresh build.
+browser: html $(LAB_OVERRIDES)
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope tests/browser
 
-## lab: open JupyterLab on book/ with the package importable.
-lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=book
+## lab: JupyterLab on book/ with the package importable (its kernel is .venv's).
+## LAB_DIR and LAB_ARGS are for the tests (another folder, port, token).
+lab: $(STAMP) $(LAB_OVERRIDES)
+	@echo "JupyterLab starts on $(LAB_DIR)/: open the http://127.0.0.1:... URL it prints (Ctrl+C stops it)."
+	$(BIN)/jupyter lab $(ALLOW_ROOT) --notebook-dir=$(LAB_DIR) $(LAB_ARGS)
 
 clean:
 	rm -rf _build

@@ -1,17 +1,22 @@
-"""Fixtures for the end-to-end checks of the built HTML book (see book_site.py)."""
+"""Fixtures for the end-to-end checks: the built HTML book (see book_site.py),
+the downloaded course and the chapters in JupyterLab.
+
+Without /usr/bin/chromium the browser tests are skipped, except on CI
+(``CI=true``), where they fail: CI must never pass without running them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 from book_site import (
     CHROMIUM,
     CHROMIUM_ARGS,
     HTML_DIR,
     LOCAL_SCHEMES,
+    ON_CI,
     TIMEOUT_MS,
+    VIEWPORT,
     OfflinePage,
     page_path,
 )
@@ -30,12 +35,16 @@ def built_site() -> Path:
 
 
 @pytest.fixture(scope="session")
-def browser(built_site):
+def chromium():
+    """Debian's Chromium driven by Playwright; skipped without it (failed on CI)."""
     if not CHROMIUM.exists():
-        pytest.skip(
+        message = (
             f"{CHROMIUM} not found: the browser tests need Debian's Chromium "
             "(install the Debian package `chromium`: apt-get install chromium)."
         )
+        if ON_CI:
+            pytest.fail(message + " CI=true: a missing browser fails the run.")
+        pytest.skip(message)
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
@@ -48,6 +57,12 @@ def browser(built_site):
             browser.close()
 
 
+@pytest.fixture(scope="session")
+def browser(built_site, chromium):
+    """Chromium for the built book: a missing build fails first."""
+    return chromium
+
+
 @pytest.fixture
 def open_offline(browser, built_site):
     """Return a function that opens a built page (docname or file name) offline."""
@@ -57,7 +72,7 @@ def open_offline(browser, built_site):
         path = built_site / target if target.endswith(".html") else page_path(target)
         if not path.is_file():
             pytest.fail(f"{path} is missing from the build: run `make html` first.")
-        context = browser.new_context(locale="ru-RU")
+        context = browser.new_context(locale="ru-RU", viewport=VIEWPORT)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         result = OfflinePage(page=None)

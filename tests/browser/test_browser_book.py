@@ -12,8 +12,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
-
 from book_site import (
     ALL_PAGES,
     CHAPTER_PAGES,
@@ -22,6 +20,7 @@ from book_site import (
     wait_for_images,
     wait_for_mathjax,
 )
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
 

@@ -1,0 +1,260 @@
+"""The chapters in real JupyterLab, as a learner runs them with `make lab`.
+
+A fixture starts `make lab` (so `--allow-root` comes from the Makefile when
+running as root) on a copy of book/ in a temporary folder (autosave never
+touches the repository), on a free local port with a token, with notebook
+windowing off so that every cell is in the page. Each chapter opens in
+headless Chromium with the network cut off; Run All Cells (the Run menu's
+command); when the kernel is idle the test checks what the learner sees:
+
+* the notebook's kernel is the venv's: no cell prints the install check's
+  message;
+* no raw MyST markup is visible (fences, directive options, roles, targets,
+  ``$…$`` math): jupyterlab-myst rendered it;
+* no solution and no folded answer is open, and a solution's code shows only
+  after a click on its title;
+* every code cell ran, and shows output exactly when its stored output in the
+  notebook is not empty (cells that print nothing, such as imports or the
+  install check with the package installed, show nothing in the stored
+  notebook either; nbval checks that those stored outputs are a fresh run's);
+* the only error outputs are in cells tagged ``raises-exception``;
+* no first-start news prompt appears, and no request leaves the machine.
+
+Screenshots land in ``_build/lab-screenshots/``. The server is stopped in the
+fixture's teardown, also when a test fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from book_site import CHAPTER_PAGES, REPO, VIEWPORT
+
+SCREENSHOTS = REPO / "_build" / "lab-screenshots"
+START_TIMEOUT_S = 120
+RUN_TIMEOUT_S = 600
+RAISES = "raises-exception"
+INSTALL_HINT = "Пакет llm_from_scratch не установлен"  # the first cell's message
+RAW_MYST = {
+    "a directive fence": re.compile(r"(```|:::)\s*\{\w"),
+    "a directive option": re.compile(r"^\s*:(label|class|nonumber|name|alt|open):", re.MULTILINE),
+    "a role": re.compile(r"\{(numref|cite(:\w+)?|ref|eq|doc|download|term)\}"),
+    "a target": re.compile(r"^\s*\([\w.-]+\)=\s*$", re.MULTILINE),
+    "raw math": re.compile(r"\$[^$\s][^$\n]*\$"),
+}
+# One entry per cell: what the model holds and what the page shows.
+CELLS_JS = """() => {
+  const notebook = window.jupyterapp.shell.currentWidget.content;
+  return notebook.widgets.map((cell, index) => {
+    cell.node.dataset.cellIndex = index;  // for locators: [data-cell-index="i"]
+    const model = cell.model;
+    const outputs = model.type === 'code' ? model.outputs.toJSON() : [];
+    const area = cell.node.querySelector('.jp-OutputArea');
+    return {
+      type: model.type,
+      tags: model.getMetadata('tags') || [],
+      count: model.type === 'code' ? model.executionCount : null,
+      errors: outputs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue),
+      shown: cell.node.querySelectorAll('.jp-OutputArea-output').length,
+      text: model.type === 'markdown' ? cell.node.innerText : (area ? area.innerText : ''),
+      rendered: model.type === 'markdown' ? cell.rendered : null,
+    };
+  });
+}"""
+BUSY_JS = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const kernel = panel.sessionContext.session && panel.sessionContext.session.kernel;
+  const running = [...panel.content.node.querySelectorAll('.jp-InputPrompt')]
+    .some(p => p.textContent.includes('*'));
+  return !kernel || kernel.status !== 'idle' || running;
+}"""
+
+
+@dataclass
+class Lab:
+    url: str
+    token: str
+    root: Path
+    log: Path
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop the process group that `make lab` started (make and JupyterLab)."""
+    if process.poll() is not None:
+        return
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def lab(chromium, tmp_path_factory) -> Lab:
+    base = tmp_path_factory.mktemp("lab")
+    root = base / "book"
+    shutil.copytree(REPO / "book", root, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
+    settings = base / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    # JupyterLab renders only the cells near the viewport unless windowing is off.
+    (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
+    port, token = free_port(), secrets.token_hex(16)
+    lab_args = (f"--no-browser --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token} "
+                f"--LabApp.user_settings_dir={base / 'settings'} --LabApp.workspaces_dir={base / 'workspaces'} "
+                "--LabApp.expose_app_in_browser=True")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    log = base / "lab.log"
+    with log.open("w") as out:
+        process = subprocess.Popen(
+            ["make", "--no-print-directory", "lab", f"LAB_DIR={root}", f"LAB_ARGS={lab_args}"],
+            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+    try:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"`make lab` exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+            try:
+                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"JupyterLab did not answer on {url} in {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield Lab(url, token, root, log)
+    finally:
+        stop(process)
+
+
+def test_make_lab_prints_the_url(lab):
+    text = lab.log.read_text()
+    assert f"{lab.url}/lab?token=" in text, f"`make lab` did not print its URL:\n{text[-2000:]}"
+
+
+def open_chapter(chromium, lab: Lab, notebook: str):
+    context = chromium.new_context(locale="ru-RU", viewport=VIEWPORT)
+    context.set_default_timeout(60_000)
+    outside: list[str] = []
+
+    def route(route):
+        if route.request.url.startswith((lab.url, "data:", "blob:")):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort("internetdisconnected")
+
+    context.route("**/*", route)
+    page = context.new_page()
+    page.goto(f"{lab.url}/lab/tree/{notebook}?token={lab.token}")
+    page.wait_for_function(
+        """name => { const app = window.jupyterapp; const panel = app && app.shell.currentWidget;
+            return panel && panel.context && panel.context.path === name && panel.sessionContext
+              && panel.sessionContext.session && panel.sessionContext.session.kernel
+              && panel.sessionContext.session.kernel.status === 'idle'; }""",
+        arg=notebook, timeout=START_TIMEOUT_S * 1000,
+    )
+    return context, page, outside
+
+
+def run_all(page) -> None:
+    """Run → Run All Cells, then wait until the kernel stays idle with no cell running."""
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    deadline, idle_polls = time.monotonic() + RUN_TIMEOUT_S, 0
+    while idle_polls < 3:
+        assert time.monotonic() < deadline, f"Run All did not finish in {RUN_TIMEOUT_S} s"
+        idle_polls = 0 if page.evaluate(BUSY_JS) else idle_polls + 1
+        time.sleep(0.5)
+
+
+def stored_cells(notebook: Path) -> list[dict]:
+    return json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+
+
+def solution_problems(page, index: int) -> list[str]:
+    """Folded blocks of one markdown cell: closed, and a click shows what they hide."""
+    cell = page.locator(f'[data-cell-index="{index}"]')
+    folds = cell.locator("details")
+    if folds.count() == 0:
+        return [f"cell {index}: a solution or dropdown that did not render as a folded block"]
+    problems = []
+    for n in range(folds.count()):
+        fold = folds.nth(n)
+        hidden = fold.locator(":scope > :not(summary)")
+        if fold.get_attribute("open") is not None or any(hidden.nth(k).is_visible() for k in range(hidden.count())):
+            problems.append(f"cell {index}: a folded block is open after Run All")
+            continue
+        code = fold.locator("pre, code")
+        fold.locator(":scope > summary").click()
+        target = code.first if code.count() else hidden.first
+        if not target.is_visible():
+            problems.append(f"cell {index}: a click on the folded block's title did not show its content")
+    return problems
+
+
+@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+def test_chapter_after_run_all(chromium, lab, docname):
+    name = Path(docname).name + ".ipynb"
+    stored = stored_cells(lab.root / name)
+    context, page, outside = open_chapter(chromium, lab, name)
+    try:
+        run_all(page)
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=SCREENSHOTS / f"{Path(docname).name}-after-run-all.png")
+        cells = page.evaluate(CELLS_JS)
+        assert len(cells) == len(stored), f"Lab shows {len(cells)} cells, the notebook has {len(stored)}"
+        problems = []
+        news = page.get_by_text(re.compile("official Jupyter news", re.IGNORECASE))
+        if news.count() and news.first.is_visible():
+            problems.append("the first-start news prompt is shown")
+        if any(INSTALL_HINT in cell["text"] for cell in cells if cell["type"] == "code"):
+            problems.append("a cell printed the install message: the kernel does not see the package")
+        for index, (cell, saved) in enumerate(zip(cells, stored, strict=True)):
+            for what, pattern in RAW_MYST.items():
+                match = pattern.search(cell["text"] or "")
+                if match:
+                    problems.append(f"cell {index}: raw MyST ({what}) visible: {match.group(0)!r}")
+            if cell["type"] == "markdown" and not cell["rendered"]:
+                problems.append(f"cell {index}: markdown not rendered")
+            if cell["type"] != "code":
+                continue
+            if cell["count"] is None:
+                problems.append(f"cell {index}: did not run")
+            if bool(cell["shown"]) != bool(saved.get("outputs")):
+                problems.append(f"cell {index}: shows {cell['shown']} outputs, the stored notebook has "
+                                f"{len(saved.get('outputs', []))}")
+            if cell["errors"] and RAISES not in cell["tags"]:
+                problems.append(f"cell {index}: error without the tag {RAISES}: {cell['errors'][0]}")
+        folded = [i for i, saved in enumerate(stored) if saved["cell_type"] == "markdown"
+                  and re.search(r"\{solution\}|:class:\s*dropdown|\{dropdown\}", "".join(saved["source"]))]
+        assert folded, f"{name} has no solution or folded answer to check"
+        for index in folded:
+            problems += solution_problems(page, index)
+        page.locator(f'[data-cell-index="{folded[0]}"]').scroll_into_view_if_needed()
+        page.screenshot(path=SCREENSHOTS / f"{Path(docname).name}-solution-opened.png")
+        if outside:
+            problems.append(f"requests to other hosts (blocked): {sorted(set(outside))[:5]}")
+        assert not problems, f"{len(problems)} problems in JupyterLab:\n" + "\n".join(problems[:40])
+    finally:
+        context.close()

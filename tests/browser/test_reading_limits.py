@@ -1,0 +1,70 @@
+"""What a reader can take in on the built pages, at a 1280 x 900 window.
+
+For every page of ``_toc.yml`` (generic over chapters):
+
+* no code block, output block or table in the article scrolls sideways
+  (``scrollWidth > clientWidth``): a line of code or output is at most 76
+  characters, a table fits the 672 px column;
+* at most 60 six-decimal numbers (``-?\\d+\\.\\d{6}``) are visible in the
+  article's text; folded content (closed dropdowns, hidden outputs) does not
+  count, since ``innerText`` leaves out what is not rendered;
+* no figure is scaled below its natural width (the figure style keeps PNGs
+  within the column, so every text in them stays at least 11 CSS px).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from book_site import ALL_PAGES, wait_for_images
+
+MAX_SIX_DECIMALS = 60
+SIX_DECIMALS = re.compile(r"-?\d+\.\d{6}\b")
+
+SCROLLING_JS = """() => {
+  const blocks = document.querySelectorAll(
+    'article pre, article div.cell_output, article div.output, article table, '
+    + 'article .pst-scrollable-table-container, article .table-wrapper');
+  return [...blocks]
+    .filter(el => el.getClientRects().length > 0 && el.scrollWidth > el.clientWidth + 1)
+    .filter(el => !el.parentElement.closest('pre'))
+    .map(el => ({tag: el.tagName.toLowerCase() + '.' + [...el.classList].join('.'),
+                 over: el.scrollWidth - el.clientWidth,
+                 text: el.innerText.split('\\n').reduce((a, b) => a.length >= b.length ? a : b, '').slice(0, 90)}));
+}"""
+
+SCALED_JS = """() => [...document.querySelectorAll('article img')]
+  .filter(img => img.getClientRects().length > 0 && img.naturalWidth > 0)
+  .filter(img => img.getBoundingClientRect().width < img.naturalWidth - 1)
+  .map(img => ({src: img.getAttribute('src'), natural: img.naturalWidth,
+                shown: Math.round(img.getBoundingClientRect().width)}))"""
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_nothing_scrolls_sideways(open_offline, docname):
+    page = open_offline(docname).page
+    scrolling = page.evaluate(SCROLLING_JS)
+    assert not scrolling, f"{len(scrolling)} blocks scroll sideways at 1280 px:\n" + "\n".join(
+        f"{b['tag']}: {b['over']} px too wide, e.g. {b['text']!r}" for b in scrolling[:25]
+    )
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_few_six_decimal_numbers_are_visible(open_offline, docname):
+    text = open_offline(docname).page.evaluate("() => document.querySelector('article').innerText")
+    numbers = SIX_DECIMALS.findall(text)
+    assert len(numbers) <= MAX_SIX_DECIMALS, (
+        f"{len(numbers)} six-decimal numbers visible (at most {MAX_SIX_DECIMALS}); "
+        f"most frequent: {sorted(set(numbers), key=numbers.count, reverse=True)[:5]}"
+    )
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_figures_are_not_scaled_down(open_offline, docname):
+    page = open_offline(docname).page
+    wait_for_images(page)
+    scaled = page.evaluate(SCALED_JS)
+    assert not scaled, "figures scaled below their natural width (their text shrinks):\n" + "\n".join(
+        f"{img['src']}: {img['natural']} px shown at {img['shown']} px" for img in scaled
+    )

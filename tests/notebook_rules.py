@@ -1,0 +1,436 @@
+"""The notebook conventions of CONVENTIONS.md as checks that list problems.
+
+Every ``*_problems`` function returns a list of readable problems; an empty
+list means the notebook keeps the rule. ``test_notebook_conventions.py`` and
+``test_notebook_habits.py`` assert an empty list for every chapter in
+``book/``; ``test_notebook_rules.py`` shows that each check passes a small
+notebook that keeps the conventions (``tests/fixtures/ch30-good.ipynb``) and
+catches each defect of one that breaks them (``ch30-bad.ipynb``).
+
+Terms:
+
+* a *section* starts at a markdown cell with a line ``## …`` and runs to the
+  next one; the *setup cells* are all cells before the first section;
+* a *kernel* is a fresh IPython kernel of this interpreter (nbval's
+  current-environment kernel) with ``PYTHONHASHSEED=0``, as under nbval.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import html
+import os
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from queue import Empty
+
+import nbformat
+from nbval.kernel import CURRENT_ENV_KERNEL_NAME, start_new_kernel
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted((REPO / "book").glob("ch[0-9]*.ipynb"))
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+MAX_COLUMNS = 76  # a code block holds 77 characters at a 1280 px window
+RAISES = "raises-exception"
+CELL_TIMEOUT = 300  # seconds for one cell
+
+# What the first code cell prints when the package is missing (CONVENTIONS.md).
+INSTALL_MESSAGE = (
+    "Пакет llm_from_scratch не установлен. В папке курса выполните\n"
+    "  python3 -m venv .venv\n"
+    "  .venv/bin/pip install -r requirements.txt\n"
+    "и откройте тетрадку командой .venv/bin/jupyter lab (README.md).\n"
+)
+# Makes the package unimportable in a running kernel, as in an environment
+# where it was never installed: drops every sys.path entry that holds it (the
+# editable install is such an entry) and any editable-install finder.
+HIDE_PACKAGE = """\
+import importlib, importlib.util, os, sys
+sys.path[:] = [p for p in sys.path
+               if not os.path.isdir(os.path.join(p or ".", "llm_from_scratch"))]
+sys.meta_path[:] = [f for f in sys.meta_path if "editable" not in repr(f).lower()]
+for _name in [m for m in sys.modules if m.split(".")[0] == "llm_from_scratch"]:
+    del sys.modules[_name]
+importlib.invalidate_caches()
+if importlib.util.find_spec("llm_from_scratch") is not None:
+    raise RuntimeError("could not hide llm_from_scratch from this kernel")
+"""
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+HEADING = re.compile(r"^## ", re.MULTILINE)
+FENCE = re.compile(r"^(`{3,}|~{3,})(.*)$")
+
+
+def chapter_number(path: Path) -> str:
+    return re.match(r"ch(\d+)", path.name).group(1)
+
+
+def load(path: Path) -> nbformat.NotebookNode:
+    return nbformat.read(path, as_version=4)
+
+
+def tags(cell) -> set[str]:
+    return set(cell.get("metadata", {}).get("tags", []))
+
+
+def first_line(cell) -> str:
+    lines = [line for line in cell.source.splitlines() if line.strip()]
+    return (lines[0] if lines else "").strip()[:60]
+
+
+def describe(index: int, cell) -> str:
+    return f"cell {index} ({first_line(cell)!r})"
+
+
+# ---------------------------------------------------------------------------
+# Setup cells and sections
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    title: str
+    cells: tuple[int, ...]  # indices into nb.cells, the heading cell first
+
+
+def is_heading(cell) -> bool:
+    return cell.cell_type == "markdown" and bool(HEADING.search(cell.source))
+
+
+def setup_cells(nb) -> list[int]:
+    indices = []
+    for index, cell in enumerate(nb.cells):
+        if is_heading(cell):
+            break
+        indices.append(index)
+    return indices
+
+
+def sections(nb) -> list[Section]:
+    starts = [index for index, cell in enumerate(nb.cells) if is_heading(cell)]
+    result = []
+    for start, end in zip(starts, [*starts[1:], len(nb.cells)], strict=True):
+        title = HEADING.split(nb.cells[start].source, maxsplit=1)[1].splitlines()[0].strip()
+        result.append(Section(title, tuple(range(start, end))))
+    return result
+
+
+def code_indices(nb, indices: Iterable[int]) -> list[int]:
+    return [index for index in indices if nb.cells[index].cell_type == "code"]
+
+
+# ---------------------------------------------------------------------------
+# A kernel that returns a cell's outputs
+# ---------------------------------------------------------------------------
+
+
+def kernel_environment() -> dict[str, str]:
+    env = dict(os.environ, PYTHONHASHSEED="0")
+    env.pop("MPLBACKEND", None)  # the notebooks' %matplotlib inline decides
+    return env
+
+
+class Kernel:
+    """A fresh kernel; ``run(code)`` returns the outputs as nbformat dicts."""
+
+    def __init__(self, cwd: Path, kernel_name: str = CURRENT_ENV_KERNEL_NAME) -> None:
+        self.manager, self.client = start_new_kernel(
+            kernel_name=kernel_name, cwd=str(cwd), env=kernel_environment()
+        )
+
+    def __enter__(self) -> Kernel:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.client.stop_channels()
+        self.manager.shutdown_kernel(now=True)
+
+    def run(self, code: str, timeout: float = CELL_TIMEOUT) -> list[dict]:
+        msg_id = self.client.execute(code, store_history=True, allow_stdin=False)
+        outputs: list[dict] = []
+        while True:
+            try:
+                msg = self.client.get_iopub_msg(timeout=timeout)
+            except Empty:
+                raise TimeoutError(f"no answer in {timeout} s to:\n{code[:200]}") from None
+            if msg["parent_header"].get("msg_id") != msg_id:
+                continue
+            kind, content = msg["msg_type"], msg["content"]
+            if kind == "status" and content["execution_state"] == "idle":
+                return coalesce(outputs)
+            if kind == "stream":
+                outputs.append({"output_type": "stream", "name": content["name"], "text": content["text"]})
+            elif kind in ("execute_result", "display_data"):
+                outputs.append({"output_type": kind, "data": content["data"],
+                                "metadata": content.get("metadata", {})})
+            elif kind == "error":
+                outputs.append({"output_type": "error", "ename": content["ename"],
+                                "evalue": content["evalue"], "traceback": content["traceback"]})
+            elif kind == "clear_output":
+                outputs.clear()
+
+
+def coalesce(outputs: list[dict]) -> list[dict]:
+    """Join consecutive stream outputs of one stream, as the notebook shows them."""
+    joined: list[dict] = []
+    for output in outputs:
+        previous = joined[-1] if joined else None
+        if (output["output_type"] == "stream" and previous and previous["output_type"] == "stream"
+                and previous["name"] == output["name"]):
+            joined[-1] = {**previous, "text": previous["text"] + output["text"]}
+        else:
+            joined.append(output)
+    return joined
+
+
+def errors(outputs: Sequence[dict]) -> list[str]:
+    return [f"{o['ename']}: {o['evalue']}" for o in outputs if o["output_type"] == "error"]
+
+
+def visible_text(outputs: Sequence[dict]) -> str:
+    """What a reader sees as text: streams and the text of rich outputs."""
+    parts = []
+    for output in outputs:
+        if output["output_type"] == "stream":
+            parts.append(output["text"])
+        elif output["output_type"] == "error":
+            parts.append(f"{output['ename']}: {output['evalue']}\n")
+        else:
+            data = output["data"]
+            if "text/html" in data:
+                parts.append(html.unescape(re.sub(r"<[^>]+>", "", data["text/html"])))
+            elif "text/markdown" in data:
+                parts.append(data["text/markdown"])
+            elif "text/plain" in data:
+                parts.append(data["text/plain"])
+    return "".join(parts)
+
+
+def comparable(outputs: Sequence[dict]) -> list[tuple]:
+    """Every output type except execution counts; a PNG compares as its bytes.
+
+    Both runs happen in one kernel with one matplotlib, whose Agg renderer is
+    deterministic, so equal figures give equal bytes and a difference means
+    the figure changed (e.g. a line drawn again onto shared axes).
+    """
+    result = []
+    for output in outputs:
+        if output["output_type"] == "stream":
+            result.append(("stream", output["name"], output["text"]))
+        elif output["output_type"] == "error":
+            result.append(("error", output["ename"], output["evalue"]))
+        else:
+            data = {mime: base64.b64decode(value) if mime == "image/png" else value
+                    for mime, value in output["data"].items()}
+            result.append((output["output_type"], data, output.get("metadata", {})))
+    return result
+
+
+def first_difference(first: list[tuple], second: list[tuple]) -> str:
+    for n, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            return f"output {n}: {short(a)} then {short(b)}"
+    return f"{len(first)} outputs, then {len(second)}"
+
+
+def short(output: tuple) -> str:
+    if output[0] == "stream" or output[0] == "error":
+        return repr(output[2][-120:])
+    data = output[1]
+    if "image/png" in data and data.get("text/plain") is not None:
+        return f"a PNG of {len(data['image/png'])} bytes ({data['text/plain']!r})"
+    return repr(str(data.get("text/plain", sorted(data)))[-120:])
+
+
+# ---------------------------------------------------------------------------
+# Static rules
+# ---------------------------------------------------------------------------
+
+
+def fenced_code_lines(markdown: str) -> list[str]:
+    """Lines of the code blocks in a markdown cell (not of directive fences)."""
+    lines, fence = [], None
+    for line in markdown.splitlines():
+        match = FENCE.match(line.strip())
+        if fence is None:
+            if match and not match.group(2).strip().startswith("{"):
+                fence = match.group(1)
+        elif line.strip() == fence:
+            fence = None
+        else:
+            lines.append(line)
+    return lines
+
+
+def output_lines(output: dict) -> list[str]:
+    if output["output_type"] == "stream":
+        return output["text"].splitlines()
+    if output["output_type"] == "error":
+        return [ANSI.sub("", line) for entry in output["traceback"] for line in entry.splitlines()]
+    return output.get("data", {}).get("text/plain", "").splitlines()
+
+
+def width_problems(nb, limit: int = MAX_COLUMNS) -> list[str]:
+    """Lines of code, of code blocks in markdown and of stored text outputs wider than ``limit``."""
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type == "code":
+            places = [("code", cell.source.splitlines())]
+            places += [("output", output_lines(o)) for o in cell.get("outputs", [])]
+        elif cell.cell_type == "markdown":
+            places = [("code block", fenced_code_lines(cell.source))]
+        else:
+            continue
+        for what, lines in places:
+            for line in lines:
+                if len(line) > limit:
+                    problems.append(f"{describe(index, cell)}: {what} line of {len(line)} characters: {line[:80]!r}")
+    return problems
+
+
+def exercise_alias(chapter: str, contract: Path = REPO / "tests" / "test_exercises.py") -> str:
+    """The alias the exercise contract test uses for a chapter (its ``CHAPTERS``)."""
+    for node in ast.parse(contract.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", "") == "CHAPTERS" for t in node.targets):
+            return ast.literal_eval(node.value).get(chapter, f"ex{chapter}")
+    return f"ex{chapter}"
+
+
+def imports(source: str) -> list[tuple[str, str, str]]:
+    """(module, name, bound name) of every ``from module import name [as alias]``."""
+    try:
+        tree = ast.parse(re.sub(r"^\s*[%!].*$", "", source, flags=re.MULTILINE))
+    except SyntaxError:
+        return []
+    return [(node.module or "", alias.name, alias.asname or alias.name)
+            for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names]
+
+
+def alias_problems(nb, chapter: str, exercise_alias: str) -> list[str]:
+    """The setup cells import the chapter's modules under the fixed names, and no cell renames them."""
+    wanted = {
+        ("llm_from_scratch.chapters", f"ch{chapter}"): f"ch{chapter}",
+        ("llm_from_scratch.exercises", f"ch{chapter}"): exercise_alias,
+        ("llm_from_scratch.plots", f"ch{chapter}"): f"plots{chapter}",
+    }
+    setup = set(code_indices(nb, setup_cells(nb)))
+    found: dict[tuple[str, str], set[str]] = {}
+    problems = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for module, name, bound in imports(cell.source):
+            key = (module, name)
+            if key in wanted and bound != wanted[key]:
+                problems.append(f"{describe(index, cell)}: `from {module} import {name}` binds "
+                                f"{bound!r}; the notebook's name for it is {wanted[key]!r}")
+            if key in wanted and index in setup:
+                found.setdefault(key, set()).add(bound)
+    for (module, name), bound in wanted.items():
+        if bound not in found.get((module, name), set()):
+            as_part = "" if bound == name else f" as {bound}"
+            problems.append(f"the setup cells do not run `from {module} import {name}{as_part}`")
+    return problems
+
+
+# ---------------------------------------------------------------------------
+# Rules that run the notebook
+# ---------------------------------------------------------------------------
+
+
+def first_code_cell(nb):
+    return next(cell for cell in nb.cells if cell.cell_type == "code")
+
+
+def install_message_problems(nb, cwd: Path) -> list[str]:
+    """The first code cell prints INSTALL_MESSAGE without the package and nothing with it."""
+    source = first_code_cell(nb).source
+    problems = []
+    with Kernel(cwd) as kernel:
+        hidden = kernel.run(HIDE_PACKAGE)
+        if errors(hidden):
+            return [f"could not hide the package from a kernel: {errors(hidden)}"]
+        outputs = kernel.run(source)
+        expected = [{"output_type": "stream", "name": "stdout", "text": INSTALL_MESSAGE}]
+        if outputs != expected:
+            problems.append("without the package the first code cell shows "
+                            f"{visible_text(outputs)!r}, not the install message {INSTALL_MESSAGE!r}")
+    with Kernel(cwd) as kernel:
+        outputs = kernel.run(source)
+        if outputs:
+            problems.append(f"with the package installed the first code cell shows {visible_text(outputs)!r}")
+    return problems
+
+
+def run_cells(kernel: Kernel, nb, indices: Iterable[int]) -> list[str]:
+    """Run cells in order; the errors of cells not tagged raises-exception."""
+    problems = []
+    for index in indices:
+        cell = nb.cells[index]
+        raised = errors(kernel.run(cell.source))
+        if raised and RAISES not in tags(cell):
+            problems.append(f"{describe(index, cell)} raised {raised[0]}")
+    return problems
+
+
+def section_problems(nb, section: Section, cwd: Path) -> list[str]:
+    """The section runs in a fresh kernel after the setup cells alone."""
+    with Kernel(cwd) as kernel:
+        setup = run_cells(kernel, nb, code_indices(nb, setup_cells(nb)))
+        if setup:
+            return [f"setup: {problem}" for problem in setup]
+        return [f"section «{section.title}»: {problem}"
+                for problem in run_cells(kernel, nb, code_indices(nb, section.cells))]
+
+
+def run_twice_problems(nb, cwd: Path) -> list[str]:
+    """Every code cell, run twice in a row from top to bottom, shows the same outputs."""
+    problems = []
+    with Kernel(cwd) as kernel:
+        for index in code_indices(nb, range(len(nb.cells))):
+            cell = nb.cells[index]
+            first = comparable(kernel.run(cell.source))
+            second = comparable(kernel.run(cell.source))
+            if first != second:
+                problems.append(f"{describe(index, cell)} shows other outputs when run again: "
+                                f"{first_difference(first, second)}")
+    return problems
+
+
+def called_checks(nb, alias: str) -> list[str]:
+    """Names of the checks the notebook calls as ``alias.check…(``."""
+    pattern = re.compile(rf"\b{re.escape(alias)}\.(check\w*)\s*\(")
+    return sorted({name for cell in nb.cells if cell.cell_type == "code"
+                   for name in pattern.findall(cell.source)})
+
+
+def feedback_problems(import_code: str, alias: str, checks: Sequence[str], header: str,
+                      cwd: Path) -> list[str]:
+    """Each ``alias.check(...)`` shows its feedback once, also after ``;`` or as an assignment.
+
+    ``header`` starts every feedback (``Упражнение 30.``); the answer is the
+    placeholder ``...``, which every check answers with feedback.
+    """
+    problems = []
+    with Kernel(cwd) as kernel:
+        imported = errors(kernel.run(import_code))
+        if imported:
+            return [f"`{import_code}` raised {imported[0]}"]
+        for check in checks:
+            forms = [f"{alias}.{check}(...)", f"{alias}.{check}(...);", f"_ = {alias}.{check}(...)",
+                     f"answer = ...\nresult = {alias}.{check}(answer)"]
+            texts = set()
+            for form in forms:
+                outputs = kernel.run(form)
+                text = visible_text(outputs)
+                texts.add(text)
+                if errors(outputs):
+                    problems.append(f"`{form}` raised {errors(outputs)[0]}")
+                elif text.count(header) != 1:
+                    problems.append(f"`{form}` shows the feedback {text.count(header)} times "
+                                    f"(not once): {text[:100]!r}")
+            if len(texts) > 1 and not any(f"{alias}.{check}(" in p for p in problems):
+                problems.append(f"{alias}.{check}: the forms {forms} show different texts")
+    return problems

@@ -1,0 +1,37 @@
+"""Static conventions of every chapter notebook in book/ (CONVENTIONS.md).
+
+* Widths: every line of code, of a code block in markdown and of a stored
+  text output (stream, ``text/plain``, an error's traceback) is at most 76
+  characters: a code block of the book holds 77 at a 1280 px window.
+* Names: the setup cells import the chapter module as ``chNN``, the figures
+  as ``plotsNN`` and the exercises under the alias the exercise contract test
+  uses (``ex30``, ``ex31``: ``tests/test_exercises.py``), so that the checks'
+  hints name objects as the notebook knows them; no cell imports them under
+  another name.
+
+``test_notebook_rules.py`` shows these checks failing on a broken notebook.
+"""
+
+from __future__ import annotations
+
+import pytest
+from notebook_rules import CHAPTERS, alias_problems, chapter_number, exercise_alias, load, width_problems
+
+by_name = {"ids": lambda path: path.stem}
+
+
+def test_there_are_chapters():
+    assert len(CHAPTERS) >= 2, f"chapter notebooks book/ch*.ipynb: {CHAPTERS}"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_lines_fit_a_code_block(path):
+    problems = width_problems(load(path))
+    assert not problems, f"{len(problems)} lines wider than 76 characters:\n" + "\n".join(problems[:30])
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_setup_imports_the_chapter_under_its_fixed_names(path):
+    chapter = chapter_number(path)
+    problems = alias_problems(load(path), chapter, exercise_alias(chapter))
+    assert not problems, "\n".join(problems)

@@ -1,0 +1,84 @@
+"""The chapters forgive a learner's habits: each rule runs the notebooks of book/.
+
+* The first code cell prints how to install the package when it is missing
+  (CONVENTIONS.md fixes the message) and nothing when it is installed.
+* Each ``##`` section runs in a fresh kernel after the setup cells alone (the
+  cells before the first ``##`` heading): only cells tagged
+  ``raises-exception`` may raise.
+* Every code cell, run twice in a row, shows the same outputs (all output
+  types, PNG bytes included; execution counts aside).
+* Every exercise check shows its feedback once whatever the learner does with
+  the result: a plain call, a trailing ``;``, an assignment. The checks are
+  those the notebook calls and ``check_N`` for every exercise N of the
+  chapter's ``EXERCISES``.
+
+Each test starts its own kernels, so pytest-xdist can spread them (``make habits``).
+``test_notebook_rules.py`` shows every check failing on a broken notebook.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+from notebook_rules import (
+    CHAPTERS,
+    called_checks,
+    chapter_number,
+    code_indices,
+    exercise_alias,
+    feedback_problems,
+    install_message_problems,
+    load,
+    run_twice_problems,
+    section_problems,
+    sections,
+)
+
+SECTIONS = [
+    pytest.param(path, section, id=f"{path.stem}-{number}")
+    for path in CHAPTERS
+    for number, section in enumerate(sections(load(path)), start=1)
+    if code_indices(load(path), section.cells)
+]
+
+
+def checks_of(path) -> list[str]:
+    chapter = chapter_number(path)
+    module = importlib.import_module(f"llm_from_scratch.exercises.ch{chapter}")
+    numbered = [f"check_{number}" for number in sorted(getattr(module, "EXERCISES", {}))]
+    return sorted(set(numbered) | set(called_checks(load(path), exercise_alias(chapter))))
+
+
+by_name = {"ids": lambda path: path.stem}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_first_cell_says_how_to_install_the_package(path, tmp_path):
+    problems = install_message_problems(load(path), cwd=tmp_path)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize(("path", "section"), SECTIONS)
+def test_section_runs_after_the_setup_cells_alone(path, section):
+    problems = section_problems(load(path), section, cwd=path.parent)
+    assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_every_cell_shows_the_same_when_run_twice(path):
+    problems = run_twice_problems(load(path), cwd=path.parent)
+    assert not problems, f"{len(problems)} cells:\n" + "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_checks_show_feedback_whatever_the_learner_does(path, tmp_path):
+    chapter = chapter_number(path)
+    alias = exercise_alias(chapter)
+    checks = checks_of(path)
+    assert checks, f"{path.name} calls no {alias}.check…(…) and its module has no EXERCISES"
+    problems = feedback_problems(
+        f"from llm_from_scratch.exercises import ch{chapter} as {alias}",
+        alias, checks, header=f"Упражнение {chapter}.", cwd=tmp_path,
+    )
+    assert not problems, "\n".join(problems)
