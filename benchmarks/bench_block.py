@@ -142,9 +142,11 @@ def graph_bytes(output: Tensor) -> int:
             base = base.base
         seen[id(base)] = base.nbytes
 
-    for node in output._topological_order():
+    # The first edition (``--src`` on an old copy) named these _topological_order and _vjp.
+    order = getattr(output, "topological_order", None) or output._topological_order
+    for node in order():
         note(node.value)
-        vjp = node._vjp
+        vjp = getattr(node, "vjp", getattr(node, "_vjp", None))
         for cell in (vjp.__closure__ or ()) if vjp is not None else ():
             try:
                 content = cell.cell_contents
@@ -267,7 +269,7 @@ def bench(shape: Shape, torch, repeats: int) -> None:
     ref_out, ref_x = torch_step(x_value, torch.tensor(upstream))
     errors = {"output": max_relative(ours_out.value, ref_out.detach().numpy()),
               "d input": max_relative(ours_x.grad, ref_x.grad.numpy())}
-    for parameter, twin in zip(block.parameters(), torch_weights):
+    for parameter, twin in zip(block.parameters(), torch_weights, strict=True):
         errors[f"d {parameter.name}"] = max_relative(parameter.grad, twin.grad.numpy())
     worst = max(errors, key=errors.get)
     print(f"match: max |ours - torch| / max(1, |torch|) = {errors[worst]:.2e} (worst: {worst}) "

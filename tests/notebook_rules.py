@@ -269,7 +269,9 @@ def output_lines(output: dict) -> list[str]:
         return output["text"].splitlines()
     if output["output_type"] == "error":
         return [ANSI.sub("", line) for entry in output["traceback"] for line in entry.splitlines()]
-    return output.get("data", {}).get("text/plain", "").splitlines()
+    data = output.get("data", {})
+    # a listing from show_source is Markdown: its code block must fit too
+    return data.get("text/plain", "").splitlines() + fenced_code_lines(data.get("text/markdown", ""))
 
 
 def width_problems(nb, limit: int = MAX_COLUMNS) -> list[str]:

@@ -3,8 +3,16 @@
 import numpy as np
 import pytest
 
-from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, MultiHeadAttention, MultiHeadAttentionError,
-                              SplitMix64, Tensor, merge_heads, split_heads)
+from llm_from_scratch import (
+    DecoderBlock,
+    DecoderBlockConfig,
+    MultiHeadAttention,
+    MultiHeadAttentionError,
+    SplitMix64,
+    Tensor,
+    merge_heads,
+    split_heads,
+)
 
 from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 
@@ -79,7 +87,7 @@ def test_bitwise_replay(build, x):
         out = layer.forward(t).output
         out.backward(np.linspace(-1, 1, out.value.size).reshape(out.shape))
         runs.append([out.value, t.grad] + [p.grad for p in layer.parameters()])
-    assert all(np.array_equal(a, b) for a, b in zip(*runs))
+    assert all(np.array_equal(a, b) for a, b in zip(*runs, strict=True))
 
 
 def test_transactional_initialisation_leaves_the_generator_unchanged_after_an_error():
@@ -90,7 +98,7 @@ def test_transactional_initialisation_leaves_the_generator_unchanged_after_an_er
     layer = MultiHeadAttention.new("a", 4, 2, 6, 100.0, rng)
     assert rng.state != 7
     again = MultiHeadAttention.new("a", 4, 2, 6, 100.0, SplitMix64(7))
-    assert all(np.array_equal(p.value, q.value) for p, q in zip(layer.parameters(), again.parameters()))
+    assert all(np.array_equal(p.value, q.value) for p, q in zip(layer.parameters(), again.parameters(), strict=True))
 
 
 def test_fresh_block_names_are_stable_and_distinct():
@@ -108,3 +116,24 @@ def test_fresh_block_names_are_stable_and_distinct():
 def test_attention_parameter_count_is_four_d_squared(d_model, heads):
     layer = MultiHeadAttention.new("a", d_model, heads, 4, 100.0, SplitMix64(1))
     assert layer.parameters().count() == layer.parameter_count() == 4 * d_model ** 2
+
+
+def test_splitmix64_matches_the_reference_generator():
+    # SplitMix64 (Steele, Lea, Flood 2014) from state 0: its first output is 0xe220a8397b1dcdaf
+    assert int(SplitMix64(0).next_u64(1)[0]) == 0xE220A8397B1DCDAF
+    assert [hex(int(v)) for v in SplitMix64(2024).next_u64(2)] == ["0x9f6d8fecf88eecd5", "0x18e430bb1511f2d2"]
+
+
+def test_seeded_weights_are_the_first_editions_draws():
+    """W_Q, W_K, W_V, W_O then gate, up, down, uniform on +-1/sqrt(fan_in), row-major: the sums of the
+    weights that the first edition's DecoderBlock.new drew from SplitMix64(7), to the last bit."""
+    block = DecoderBlock.new("b", DecoderBlockConfig(4, 2, 3, 6, 100.0, 1e-5), SplitMix64(7))
+    sums = {p.name: float(p.value.sum()).hex() for p in block.parameters()}
+    assert sums == {
+        "b.attention_norm.gain": "0x1.0000000000000p+2", "b.attention.query.weight": "0x1.9b049363cf75cp-3",
+        "b.attention.key.weight": "0x1.a4381a3b72a54p-1", "b.attention.value.weight": "-0x1.0ca281a5189c2p+0",
+        "b.attention.output.weight": "-0x1.5f18f0be910bep-2", "b.ffn_norm.gain": "0x1.0000000000000p+2",
+        "b.ffn.gate.weight": "0x1.530f810225e17p+0", "b.ffn.up.weight": "-0x1.0b98566c6ef15p+0",
+        "b.ffn.down.weight": "0x1.f8651ba085dbfp+0",
+    }
+    assert block.attention.query.weight.value[0, :2].tolist() == [-0.11017025160872851, -0.4832117054718439]

@@ -17,8 +17,8 @@ from matplotlib.patches import Patch
 from matplotlib.text import Text
 
 from llm_from_scratch.chapters import ch31 as chapter31
-from llm_from_scratch.errors import LlmFromScratchError
 from llm_from_scratch.chapters.formatting import format_number, format_vector
+from llm_from_scratch.errors import LlmFromScratchError
 from llm_from_scratch.plots import ch30, ch31, common
 from llm_from_scratch.plots.common import PlotError
 
@@ -106,9 +106,7 @@ def test_every_artist_is_grey(figures, name):
         if isinstance(artist, Patch):
             assert is_grey(artist.get_edgecolor()) and is_grey(artist.get_facecolor()), artist
             assert is_grey(artist.get_hatchcolor()), artist
-        elif isinstance(artist, Line2D):
-            assert is_grey(artist.get_color()), artist
-        elif isinstance(artist, Text):
+        elif isinstance(artist, Line2D) or isinstance(artist, Text):
             assert is_grey(artist.get_color()), artist
         elif isinstance(artist, AxesImage):
             assert is_grey(artist.to_rgba(artist.get_array())[..., :3].reshape(-1, 3)), artist

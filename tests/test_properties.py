@@ -16,9 +16,19 @@ import numpy as np
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, MultiHeadAttention, RmsNorm, RotaryEmbedding,
-                              SplitMix64, Tensor, causal_scaled_dot_product_self_attention, gradcheck,
-                              merge_heads, split_heads)
+from llm_from_scratch import (
+    DecoderBlock,
+    DecoderBlockConfig,
+    MultiHeadAttention,
+    RmsNorm,
+    RotaryEmbedding,
+    SplitMix64,
+    Tensor,
+    causal_scaled_dot_product_self_attention,
+    gradcheck,
+    merge_heads,
+    split_heads,
+)
 
 FAST = settings(max_examples=80, deadline=None, derandomize=True)
 SLOW = settings(max_examples=20, deadline=None, derandomize=True)  # gradcheck: 2 forwards per coordinate
@@ -202,7 +212,8 @@ def test_rope_preserves_the_norm_of_every_pair(case, tokens, data):
 def test_rope_scores_depend_only_on_the_position_difference(case, data):
     rope, seed = case
     last = rope.max_positions - 1
-    m, n = data.draw(st.integers(0, last), label="query position"), data.draw(st.integers(0, last), label="key position")
+    m = data.draw(st.integers(0, last), label="query position")
+    n = data.draw(st.integers(0, last), label="key position")
     shift = data.draw(st.integers(-min(m, n), last - max(m, n)), label="common shift")
     q, k = np.random.default_rng(seed).standard_normal((2, 1, rope.head_width))
 

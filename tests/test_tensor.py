@@ -23,40 +23,119 @@ def numeric_vjp(function, values, upstream, index, delta=1e-6):
     return grad
 
 
+def check_against_central_differences(function, shapes, needs_grad=None):
+    """Run ``function`` on random leaves, backward a random upstream, compare every leaf that needs a gradient."""
+    needs_grad = needs_grad or [True] * len(shapes)
+    values = [RNG.normal(size=shape) for shape in shapes]
+    leaves = [Tensor(v, requires_grad=flag) for v, flag in zip(values, needs_grad, strict=True)]
+    out = function(*leaves)
+    upstream = RNG.normal(size=out.shape)
+    out.backward(upstream)
+    for index, leaf in enumerate(leaves):
+        if needs_grad[index]:
+            np.testing.assert_allclose(leaf.grad, numeric_vjp(function, values, upstream, index),
+                                       atol=1e-7, rtol=1e-6)
+        else:
+            assert leaf.grad is None
+    return leaves
+
+
 CASES = {
-    "add_broadcast": (lambda a, b: T.add(a, b), [(2, 3, 4), (4,)]),
-    "mul_broadcast": (lambda a, b: T.mul(a, b), [(2, 3, 4), (3, 1)]),
+    "add": (T.add, [(2, 3, 4), (2, 3, 4)]),
+    "mul": (T.mul, [(2, 3, 4), (2, 3, 4)]),
     "scale": (lambda a: T.scale(a, -0.7), [(3, 2)]),
-    "matmul_weight": (lambda a, b: T.matmul(a, b), [(2, 3, 4), (4, 5)]),
-    "matmul_batched": (lambda a, b: T.matmul(a, b), [(2, 2, 3, 4), (2, 2, 4, 3)]),
+    "matmul_weight": (T.matmul, [(2, 3, 4), (4, 5)]),
+    "matmul_vector_weight": (T.matmul, [(4,), (4, 5)]),
+    "matmul_batched": (T.matmul, [(2, 2, 3, 4), (2, 2, 4, 3)]),
     "reshape": (lambda a: T.reshape(a, (3, 8)), [(2, 3, 4)]),
     "transpose": (lambda a: T.transpose(a, (0, 2, 1, 3)), [(2, 3, 4, 2)]),
-    "causal_softmax": (lambda a: T.causal_softmax(a), [(2, 2, 4, 4)]),
+    "transpose_negative_axes": (lambda a: T.transpose(a, (0, -1, -2)), [(2, 3, 4)]),
+    "causal_softmax": (T.causal_softmax, [(2, 2, 4, 4)]),
     "rotate_pairs": (lambda a: T.rotate_pairs(a, np.cos(np.arange(6.0).reshape(3, 2)),
                                               np.sin(np.arange(6.0).reshape(3, 2))), [(2, 3, 4)]),
     "rms_norm": (lambda a, g: T.rms_norm(a, g, 1e-3), [(2, 3, 4), (4,)]),
-    "silu": (lambda a: T.silu(a), [(3, 5)]),
+    "silu": (T.silu, [(3, 5)]),
 }
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_vjp_matches_central_differences(name):
     function, shapes = CASES[name]
-    values = [RNG.normal(size=shape) for shape in shapes]
-    leaves = [Tensor(v, requires_grad=True) for v in values]
-    out = function(*leaves)
-    upstream = RNG.normal(size=out.shape)
-    out.backward(upstream)
-    for index, leaf in enumerate(leaves):
-        expected = numeric_vjp(function, values, upstream, index)
-        np.testing.assert_allclose(leaf.grad, expected, atol=1e-7, rtol=1e-6)
+    check_against_central_differences(function, shapes)
 
 
-def test_a_tensor_used_twice_accumulates_both_paths():
+# Broadcasting: the VJP sums the upstream over every axis an operand was stretched or extended along.
+BROADCASTS = {
+    "added-leading-axes": [(2, 3, 4), (4,)],
+    "stretched-axis": [(2, 3, 4), (2, 1, 4)],
+    "both-directions": [(3, 1), (1, 4)],            # a stretched along columns, b along rows
+    "both-directions-and-added": [(2, 1, 4), (3, 1)],
+}
+
+
+@pytest.mark.parametrize("op", [T.add, T.mul], ids=["add", "mul"])
+@pytest.mark.parametrize("shapes", BROADCASTS.values(), ids=BROADCASTS.keys())
+def test_broadcasting_vjps_sum_back_to_each_operand_shape(op, shapes):
+    a, b = check_against_central_differences(op, shapes)
+    assert a.grad.shape == shapes[0] and b.grad.shape == shapes[1]
+
+
+def test_unbroadcast_by_hand():
+    g = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(T.unbroadcast(g, (3, 1)), [[6.0], [22.0], [38.0]])   # row sums
+    np.testing.assert_array_equal(T.unbroadcast(g, (1, 4)), [[12.0, 15.0, 18.0, 21.0]])  # column sums
+    np.testing.assert_array_equal(T.unbroadcast(g, (4,)), [12.0, 15.0, 18.0, 21.0])
+    assert T.unbroadcast(g, (3, 4)) is g
+
+
+# Only one input needs a gradient: the VJP skips the other, and the one it computes is still right.
+ONE_SIDED = {
+    "matmul-weight-only": (T.matmul, [(2, 3, 4), (4, 5)], [False, True]),
+    "matmul-input-only": (T.matmul, [(2, 3, 4), (4, 5)], [True, False]),
+    "matmul-batched-right-only": (T.matmul, [(2, 3, 4), (2, 4, 3)], [False, True]),
+    "mul-left-only": (T.mul, [(3, 4), (4,)], [True, False]),
+    "rms-norm-gain-only": (lambda a, g: T.rms_norm(a, g, 0.0), [(2, 3, 4), (4,)], [False, True]),
+}
+
+
+@pytest.mark.parametrize("case", ONE_SIDED.values(), ids=ONE_SIDED.keys())
+def test_a_vjp_when_only_one_input_needs_a_gradient(case):
+    function, shapes, needs_grad = case
+    check_against_central_differences(function, shapes, needs_grad)
+
+
+def test_a_vjp_skips_the_product_nobody_needs():
+    x = Tensor(RNG.normal(size=(2, 3)))                  # a constant input
+    w = Parameter("w", RNG.normal(size=(3, 4)))
+    out = x @ w
+    g_x, g_w = out.vjp(np.ones((2, 4)))
+    assert g_x is None
+    np.testing.assert_array_equal(g_w, x.value.T @ np.ones((2, 4)))
+
+
+# A tensor used more than once receives the sum of every path's gradient.
+
+def test_a_tensor_used_twice_in_one_operation():
     x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
-    y = T.add(T.mul(x, x), T.scale(x, 3.0))  # x^2 + 3x, x used three times
-    y.backward(np.ones(3))
+    (x * x).backward(np.ones(3))                                  # d(x^2)/dx = 2x
+    np.testing.assert_array_equal(x.grad, [2.0, -4.0, 6.0])
+
+
+def test_a_matrix_used_twice_in_a_product():
+    check_against_central_differences(lambda a: a @ a, [(3, 3)])  # d sum(U * A A) = U A^T + A^T U
+
+
+def test_a_tensor_used_on_three_paths():
+    x = Tensor(np.array([1.0, -2.0, 3.0]), requires_grad=True)
+    (x * x + T.scale(x, 3.0)).backward(np.ones(3))                # x^2 + 3x
     np.testing.assert_array_equal(x.grad, 2 * x.value + 3.0)
+
+
+def test_a_diamond_is_walked_in_topological_order():
+    x = Tensor(np.array([1.5]), requires_grad=True)
+    a = T.scale(x, 2.0)
+    (a * a + a).backward()                                        # 4x^2 + 2x
+    assert x.grad.tolist() == [8 * 1.5 + 2]
 
 
 def test_backward_twice_accumulates_and_zero_grad_resets():
@@ -68,26 +147,41 @@ def test_backward_twice_accumulates_and_zero_grad_resets():
     assert x.grad is None
 
 
-def test_diamond_graph_is_walked_in_topological_order():
-    x = Tensor(np.array([1.5]), requires_grad=True)
-    a = T.scale(x, 2.0)
-    b = T.mul(a, a)          # 4x^2
-    c = T.add(b, a)          # 4x^2 + 2x
-    c.backward()
-    assert x.grad.tolist() == [8 * 1.5 + 2]
+def test_two_leaves_never_share_a_gradient_array():
+    a, b = Tensor(np.ones(2), requires_grad=True), Tensor(np.ones(2), requires_grad=True)
+    (a + b).backward()          # the add VJP hands the same upstream to both
+    a.grad += 1.0
+    assert b.grad.tolist() == [1.0, 1.0]
+
+
+def test_a_deep_graph_needs_no_recursion():
+    x = Tensor(np.array([1.0]), requires_grad=True)
+    y = x
+    for _ in range(5000):
+        y = T.scale(y, 1.0)
+    y.backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_operators_are_the_tape_operations():
+    a, b = Tensor(RNG.normal(size=(2, 3))), Tensor(RNG.normal(size=(3, 2)))
+    np.testing.assert_array_equal((a @ b).value, a.value @ b.value)
+    np.testing.assert_array_equal((a + a).value, 2 * a.value)
+    np.testing.assert_array_equal((a * a).value, a.value**2)
 
 
 def test_release_frees_the_graph_and_refuses_reuse_but_keeps_parameters():
     w = Parameter("w", np.eye(2))
     x = Tensor(np.ones((1, 2)), requires_grad=True)
-    y = T.matmul(x, w)
+    y = x @ w
     y.release()
     assert y.released and x.released and not w.released
+    assert y.parents == () and y.vjp is None
     with pytest.raises(TensorError, match="released tape"):
         y.backward()
     assert y.value.tolist() == [[1.0, 1.0]]  # values stay readable
-    T.matmul(Tensor(np.ones((1, 2))), w).backward()  # the parameter still works
-    assert w.grad is not None
+    (Tensor(np.ones((1, 2))) @ w).backward()  # the parameter still works
+    assert w.grad.tolist() == [[1.0, 1.0], [1.0, 1.0]]
 
 
 def test_values_on_the_tape_are_read_only():
@@ -99,25 +193,11 @@ def test_values_on_the_tape_are_read_only():
         x.value[0] = 5.0
 
 
-@pytest.mark.parametrize("value, accepted", [
-    ([[1, 2], [3, 4]], True),                 # Python lists of numbers become float64
-    (np.arange(3), True),                     # integer arrays too
-    (np.float32([1.5]), True),
-    (np.array([True]), False),
-    (np.array([1 + 2j]), False),
-    ("text", False),
-    (None, False),
-    ([[1, 2], [3]], False),                   # ragged
-    (np.array([np.nan]), False),
-    (np.array([np.inf]), False),
-])
-def test_tensor_input_rules(value, accepted):
-    if accepted:
-        t = Tensor(value)
-        assert t.value.dtype == np.float64
-    else:
-        with pytest.raises(TensorError):
-            Tensor(value)
+def test_a_tensor_copies_its_input():
+    array = np.ones(2)
+    x = Tensor(array)
+    array[0] = 7.0
+    assert x.value.tolist() == [1.0, 1.0]
 
 
 def test_backward_upstream_must_match_output_shape():

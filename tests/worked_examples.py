@@ -17,26 +17,26 @@ def chapter30_input():
 
 
 def build_chapter30_attention(prefix="attention", output=None):
-    I = np.eye(4)
+    identity = np.eye(4)
     return MultiHeadAttention.from_parameters(
-        Parameter(f"{prefix}.query.weight", I), Parameter(f"{prefix}.key.weight", I),
-        Parameter(f"{prefix}.value.weight", I),
+        Parameter(f"{prefix}.query.weight", identity), Parameter(f"{prefix}.key.weight", identity),
+        Parameter(f"{prefix}.value.weight", identity),
         Parameter(f"{prefix}.output.weight", swap_output_weight() if output is None else output),
         heads=2, max_positions=6, rope_base=100.0)
 
 
 def build_chapter31_block(epsilon=0.0):
-    I = np.eye(4)
+    identity = np.eye(4)
     attention = MultiHeadAttention.from_parameters(
-        Parameter("block.attention.query.weight", I), Parameter("block.attention.key.weight", I),
-        Parameter("block.attention.value.weight", I), Parameter("block.attention.output.weight", I),
+        Parameter("block.attention.query.weight", identity), Parameter("block.attention.key.weight", identity),
+        Parameter("block.attention.value.weight", identity), Parameter("block.attention.output.weight", identity),
         heads=2, max_positions=6, rope_base=100.0)
     return DecoderBlock.from_parts(
         RmsNorm.from_parameters(Parameter("block.attention_norm.gain", np.ones(4)), epsilon=epsilon),
         attention,
         RmsNorm.from_parameters(Parameter("block.ffn_norm.gain", np.ones(4)), epsilon=epsilon),
-        SwiGlu.from_parameters(Parameter("block.ffn.gate.weight", I), Parameter("block.ffn.up.weight", I),
-                               Parameter("block.ffn.down.weight", I)))
+        SwiGlu.from_parameters(Parameter("block.ffn.gate.weight", identity), Parameter("block.ffn.up.weight", identity),
+                               Parameter("block.ffn.down.weight", identity)))
 
 
 def chapter31_input():

@@ -1,72 +1,41 @@
-"""Bias-free linear projection ``y = x @ W`` with ``W: [d_in, d_out]`` (row vectors)."""
+"""Bias-free projection ``y = x @ W`` of rows, with ``W: [d_in, d_out]``."""
 
 from __future__ import annotations
 
-from .errors import LinearError, ParameterError, TensorError
+from .checks import (check_features, check_name, check_parameter, checked,
+                     positive_int)
+from .errors import LinearError
 from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, require_rng, uniform_weight
-from .tensor import Tensor, ensure_live, is_int, matmul
+from .rng import SplitMix64, check_generator, uniform_weight
+from .tensor import Tensor
 
 
-def require_parameter(value: object, role: str, rank: int, error: type, stage: str) -> Parameter:
-    """``value`` if it is a Parameter of the given rank with no empty axis, else ``error``."""
-    if not isinstance(value, Parameter):
-        raise error(f"{role} must be a Parameter, got {type(value).__name__}", stage=stage)
-    if value.ndim != rank:
-        raise error(f"{role} must have rank {rank}, got rank {value.ndim} with shape {list(value.shape)}",
-                    stage=stage)
-    if 0 in value.shape:
-        raise error(f"{role} must have no empty axis, got shape {list(value.shape)}", stage=stage)
-    return value
-
-
-def require_width(value: object, role: str, error: type, stage: str) -> int:
-    """A positive Python integer width, else ``error``."""
-    if not is_int(value) or int(value) <= 0:
-        raise error(f"{role} must be a positive integer, got {value!r}", stage=stage)
-    return int(value)
-
-
-def require_prefix(prefix: object, error: type, stage: str) -> str:
-    """A non-empty name prefix such as ``block.attention``, else ``error``."""
-    if not isinstance(prefix, str) or not prefix.strip():
-        raise error(f"{stage} name prefix must be a non-empty string, got {prefix!r}", stage=stage)
-    return prefix
-
-
-def live_input(x: object, error: type, stage: str) -> Tensor:
-    """``x`` if it is a live Tensor; otherwise ``error`` chained from the ``TensorError``."""
-    try:
-        return ensure_live(x, stage)
-    except TensorError as source:
-        raise error(str(source), stage=stage) from source
+def check_input(layer: Linear, x: object) -> None:
+    check_features(x, layer.input_width, "linear input", LinearError,
+                   "weight input width")
 
 
 class Linear:
-    """``[..., d_in] -> [..., d_out]`` through one weight matrix, no bias."""
+    """``[..., d_in] -> [..., d_out]`` through one weight, no bias."""
 
     def __init__(self, weight: Parameter) -> None:
-        self.weight = require_parameter(weight, "linear weight", 2, LinearError, "linear")
-        self._parameters = ParameterList([self.weight])
+        self.weight = check_parameter(weight, "linear weight", 2,
+                                      LinearError)
 
     @classmethod
     def from_parameters(cls, weight: Parameter) -> Linear:
         return cls(weight)
 
     @classmethod
-    def new(cls, name: str, input_width: int, output_width: int, rng: SplitMix64) -> Linear:
-        """Fresh weights from ``rng``; ``rng`` advances only if construction succeeds."""
-        d_in = require_width(input_width, "linear input width", LinearError, "linear init")
-        d_out = require_width(output_width, "linear output width", LinearError, "linear init")
-        require_rng(rng, "linear init", LinearError)
-        trial = rng.clone()
-        try:
-            weight = Parameter(name, uniform_weight(trial, d_in, d_out))
-        except ParameterError as source:  # a bad name: the trial draws are discarded
-            raise LinearError(f"linear init: {source}", stage="linear init") from source
-        layer = cls(weight)
-        rng.commit(trial)
-        return layer
+    def new(cls, name: str, input_width: int, output_width: int,
+            rng: SplitMix64) -> Linear:
+        """A weight uniform on ``±1/sqrt(d_in)``, drawn after the checks."""
+        error = LinearError
+        d_in = positive_int(input_width, "linear input width", error)
+        d_out = positive_int(output_width, "linear output width", error)
+        check_name(name, "linear weight name", error)
+        check_generator(rng, "linear init", error)
+        return cls(Parameter(name, uniform_weight(rng, d_in, d_out)))
 
     @property
     def input_width(self) -> int:
@@ -77,15 +46,9 @@ class Linear:
         return self.weight.shape[1]
 
     def parameters(self) -> ParameterList:
-        return self._parameters
+        return ParameterList([self.weight])
 
+    @checked(check_input)
     def forward(self, x: Tensor) -> Tensor:
-        """``x: [..., d_in] -> [..., d_out]``."""
-        x = live_input(x, LinearError, "linear")
-        if x.ndim < 1 or x.shape[-1] != self.input_width:
-            got = x.shape[-1] if x.ndim else "a scalar"
-            raise LinearError(
-                f"linear input final width must equal weight input width {self.input_width}, got {got}",
-                stage="linear",
-            )
-        return matmul(x, self.weight)
+        """``[..., d_in] -> [..., d_out]``."""
+        return x @ self.weight

@@ -1,26 +1,23 @@
-"""Named trainable tensors and ordered parameter lists."""
+"""Named trainable tensors, and tuples of them with distinct names."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Iterator
+from collections.abc import Iterable, Iterator
 
 from .errors import ParameterError
 from .tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A trainable leaf ``Tensor`` with a name such as ``block.attention.query.weight``.
+    """A trainable leaf tensor named like ``block.attention.query.weight``;
+    it outlives every tape: ``release()`` never retires it."""
 
-    Parameters outlive every tape: ``release()`` never marks them released.
-    """
-
-    __slots__ = ("name",)
+    outlives_release = True
 
     def __init__(self, name: str, value: object) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise ParameterError(f"parameter name must be a non-empty string, got {name!r}",
-                                 stage="parameter")
+            raise ParameterError(
+                f"parameter name must be a non-empty string, got {name!r}")
         super().__init__(value, requires_grad=True)
         self.name = name
 
@@ -29,36 +26,26 @@ class Parameter(Tensor):
 
 
 class ParameterList:
-    """Parameters in a stable order, with distinct names and distinct tensors."""
+    """Parameters in a stable order, each name (so each tensor) once."""
 
     def __init__(self, parameters: Iterable[Parameter]) -> None:
-        if isinstance(parameters, (Parameter, str, bytes)) or not isinstance(parameters, Iterable):
+        if not isinstance(parameters, Iterable) or isinstance(
+                parameters, (str, bytes)):
             raise ParameterError(
-                f"parameter list expects an iterable of Parameters, got {type(parameters).__name__}",
-                stage="parameter list",
-            )
-        listed = list(parameters)
-        names: dict[str, int] = {}
-        nodes: dict[int, str] = {}
-        for index, parameter in enumerate(listed):
+                "parameter list expects an iterable of Parameters, "
+                f"got {type(parameters).__name__}")
+        self._parameters = tuple(parameters)
+        first: dict[str, int] = {}
+        for index, parameter in enumerate(self._parameters):
             if not isinstance(parameter, Parameter):
                 raise ParameterError(
-                    f"parameter list entry {index} must be a Parameter, got {type(parameter).__name__}",
-                    stage="parameter list",
-                )
-            if parameter.name in names:
+                    f"parameter list entry {index} must be a Parameter, "
+                    f"got {type(parameter).__name__}")
+            if parameter.name in first:
                 raise ParameterError(
-                    f"parameter name {parameter.name!r} appears twice (entries {names[parameter.name]} and {index})",
-                    stage="parameter list",
-                )
-            if id(parameter) in nodes:
-                raise ParameterError(
-                    f"parameters {nodes[id(parameter)]!r} and {parameter.name!r} share one tensor",
-                    stage="parameter list",
-                )
-            names[parameter.name] = index
-            nodes[id(parameter)] = parameter.name
-        self._parameters = tuple(listed)
+                    f"parameter name {parameter.name!r} appears twice "
+                    f"(entries {first[parameter.name]} and {index})")
+            first[parameter.name] = index
 
     def __iter__(self) -> Iterator[Parameter]:
         return iter(self._parameters)
@@ -74,8 +61,8 @@ class ParameterList:
         return [p.name for p in self._parameters]
 
     def count(self) -> int:
-        """Number of trainable scalars."""
-        return sum(int(p.value.size) for p in self._parameters)
+        """The number of trainable scalars."""
+        return sum(p.value.size for p in self._parameters)
 
     def zero_grad(self) -> None:
         for parameter in self._parameters:

@@ -1,20 +1,26 @@
-"""SwiGLU feed-forward network: ``down(SiLU(x W_gate) * (x W_up))``, no biases.
+"""SwiGLU feed-forward network: ``down(SiLU(x W_gate) * (x W_up))``.
 
-``x: [..., d_in] -> gate, up: [..., d_ff] -> [..., d_out]``; the same
-transformation is applied to every token independently.
+No biases; ``x: [..., d_in] -> gate, up: [..., d_ff] -> [..., d_out]``,
+the same map for every token.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import LlmFromScratchError, SwiGluError
-from .linear import Linear, live_input, require_prefix, require_width
+from .checks import check_features, check_name, checked, positive_int
+from .errors import SwiGluError, chained
+from .linear import Linear
 from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, require_rng
-from .tensor import Tensor, mul, silu
+from .rng import SplitMix64, check_generator, uniform_weight
+from .tensor import Tensor, silu
 
-STAGE = "swiglu"
+ROLES = ("gate", "up", "down")
+
+
+def check_input(layer: SwiGlu, x: object) -> None:
+    check_features(x, layer.input_width, "SwiGLU input", SwiGluError,
+                   "input width")
 
 
 @dataclass(frozen=True)
@@ -27,52 +33,54 @@ class SwiGluForward:
 
 
 class SwiGlu:
-    """Three bias-free projections: gate ``[d_in, d_ff]``, up ``[d_in, d_ff]``, down ``[d_ff, d_out]``."""
+    """Weights gate, up ``[d_in, d_ff]`` and down ``[d_ff, d_out]``."""
 
     def __init__(self, gate: Linear, up: Linear, down: Linear) -> None:
-        for role, projection in (("gate", gate), ("up", up), ("down", down)):
-            if not isinstance(projection, Linear):
-                raise SwiGluError(f"SwiGLU {role} projection must be a Linear, got {type(projection).__name__}",
-                                  stage=STAGE)
-        if up.input_width != gate.input_width or up.output_width != gate.output_width:
-            raise SwiGluError(
-                f"SwiGLU up weight shape must equal gate weight shape {[gate.input_width, gate.output_width]}, "
-                f"got {[up.input_width, up.output_width]}", stage=STAGE)
-        if down.input_width != gate.output_width:
-            raise SwiGluError(
-                f"SwiGLU down input width must equal hidden width {gate.output_width}, got {down.input_width}",
-                stage=STAGE)
-        try:
-            self._parameters = ParameterList([gate.weight, up.weight, down.weight])
-        except LlmFromScratchError as source:
-            raise SwiGluError(f"SwiGLU parameters: {source}", stage=STAGE) from source
+        """Use ``from_parameters`` or ``new``: they check the parts."""
         self.gate, self.up, self.down = gate, up, down
 
     @classmethod
-    def from_parameters(cls, gate_weight: Parameter, up_weight: Parameter, down_weight: Parameter) -> SwiGlu:
+    def from_parameters(cls, gate_weight: Parameter, up_weight: Parameter,
+                        down_weight: Parameter) -> SwiGlu:
+        weights = (gate_weight, up_weight, down_weight)
         projections = []
-        for role, weight in (("gate", gate_weight), ("up", up_weight), ("down", down_weight)):
-            try:
-                projections.append(Linear.from_parameters(weight))
-            except LlmFromScratchError as source:
-                raise SwiGluError(f"SwiGLU {role} projection: {source}", stage=STAGE) from source
-        return cls(*projections)
+        for role, weight in zip(ROLES, weights, strict=True):
+            with chained(SwiGluError, f"SwiGLU {role} projection"):
+                projections.append(Linear(weight))
+        gate, up, down = projections
+        if up.weight.shape != gate.weight.shape:
+            raise SwiGluError(
+                "SwiGLU up weight shape must equal gate weight shape "
+                f"{list(gate.weight.shape)}, got {list(up.weight.shape)}")
+        if down.input_width != gate.output_width:
+            raise SwiGluError("SwiGLU down input width must equal hidden "
+                              f"width {gate.output_width}, "
+                              f"got {down.input_width}")
+        with chained(SwiGluError, "SwiGLU parameters"):
+            ParameterList(weights)  # every name once
+        return cls(gate, up, down)
+
+    @staticmethod
+    def check_configuration(*widths: object) -> list[int]:
+        """What ``new`` checks before it draws: three positive widths."""
+        return [positive_int(width, f"SwiGLU {role} width", SwiGluError)
+                for role, width in zip(("input", "hidden", "output"),
+                                       widths, strict=True)]
 
     @classmethod
-    def new(cls, prefix: str, input_width: int, hidden_width: int, output_width: int,
-            rng: SplitMix64) -> SwiGlu:
-        """Gate, up, down drawn in that order; ``rng`` is untouched unless this succeeds."""
-        d_in = require_width(input_width, "SwiGLU input width", SwiGluError, STAGE)
-        d_ff = require_width(hidden_width, "SwiGLU hidden width", SwiGluError, STAGE)
-        d_out = require_width(output_width, "SwiGLU output width", SwiGluError, STAGE)
-        require_prefix(prefix, SwiGluError, STAGE)
-        require_rng(rng, "SwiGLU init", SwiGluError)
-        trial = rng.clone()
-        layer = cls(Linear.new(f"{prefix}.gate.weight", d_in, d_ff, trial),
-                    Linear.new(f"{prefix}.up.weight", d_in, d_ff, trial),
-                    Linear.new(f"{prefix}.down.weight", d_ff, d_out, trial))
-        rng.commit(trial)
-        return layer
+    def new(cls, prefix: str, input_width: int, hidden_width: int,
+            output_width: int, rng: SplitMix64) -> SwiGlu:
+        """Fresh gate, up, down weights, drawn in this order after the
+        checks, so a failure leaves ``rng`` untouched."""
+        d_in, d_ff, d_out = cls.check_configuration(
+            input_width, hidden_width, output_width)
+        check_name(prefix, "SwiGLU name prefix", SwiGluError)
+        check_generator(rng, "SwiGLU init", SwiGluError)
+        shapes = ((d_in, d_ff), (d_in, d_ff), (d_ff, d_out))
+        weights = [Parameter(f"{prefix}.{role}.weight",
+                             uniform_weight(rng, *shape))
+                   for role, shape in zip(ROLES, shapes, strict=True)]
+        return cls.from_parameters(*weights)
 
     @property
     def input_width(self) -> int:
@@ -88,18 +96,15 @@ class SwiGlu:
 
     def parameters(self) -> ParameterList:
         """``gate.weight, up.weight, down.weight``."""
-        return self._parameters
+        return ParameterList([self.gate.weight, self.up.weight,
+                              self.down.weight])
 
+    @checked(check_input)
     def forward(self, x: Tensor) -> SwiGluForward:
         """``[..., d_in] -> [..., d_out]``."""
-        x = live_input(x, SwiGluError, STAGE)
-        if x.ndim < 1 or x.shape[-1] != self.input_width:
-            got = x.shape[-1] if x.ndim else "a scalar"
-            raise SwiGluError(f"SwiGLU input final width must equal input width {self.input_width}, got {got}",
-                              stage=STAGE)
-        gate = self.gate.forward(x)
-        up = self.up.forward(x)
-        activated = silu(gate)
-        hidden = mul(activated, up)
-        return SwiGluForward(gate=gate, up=up, activated=activated, hidden=hidden,
-                             output=self.down.forward(hidden))
+        gate = x @ self.gate.weight         # [..., d_ff]
+        up = x @ self.up.weight             # [..., d_ff]
+        activated = silu(gate)              # SiLU(x W_gate)
+        hidden = activated * up             # SiLU(x W_gate) * (x W_up)
+        output = hidden @ self.down.weight  # [..., d_out]
+        return SwiGluForward(gate, up, activated, hidden, output)

@@ -1,95 +1,91 @@
 """A small reverse-mode autodiff tape over float64 NumPy arrays.
 
-A ``Tensor`` holds a value and, when it needs a gradient, the operation that
-made it: its parents and a VJP closure. Each operation below is a forward
-function followed directly by its VJP, in the style of micrograd. ``backward``
-walks the graph in reverse topological order and *accumulates* (``+=``) the
-gradient of every leaf that requires one, so a tensor used twice receives the
-sum of both contributions.
-
-After use, ``release()`` drops the recorded graph behind a tensor to free its
-saved arrays. Released tensors keep their values for inspection, but a layer or
-``backward`` given one refuses it with a ``TensorError``.
+A ``Tensor`` made by an operation keeps its parents and a VJP: the map
+from the gradient of the output to one gradient per parent, written right
+under the forward computation (as in micrograd). ``backward`` visits every
+tensor after the tensors made from it and adds up the contributions, so a
+tensor used twice receives the sum of both. ``release()`` drops the graph;
+its tensors keep their values but refuse further use (``TensorError``).
 """
 
 from __future__ import annotations
 
 import functools
 import numbers
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from .errors import TensorError
+from .errors import RmsNormError, TensorError
 
-# A VJP maps the upstream gradient of an output to one gradient per parent
-# (``None`` where a parent needs none).
+# the gradient of an output -> one gradient per parent (None: not needed)
 Vjp = Callable[[np.ndarray], Sequence["np.ndarray | None"]]
 
 
-def as_float64_array(value: object, *, stage: str = "tensor") -> np.ndarray:
-    """A finite float64 copy of ``value``, or a ``TensorError`` that says why not.
+def is_int(value: object) -> bool:
+    """A Python or NumPy integer, but not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_))
 
-    Accepted: NumPy arrays and (nested) lists or tuples of real numbers, with a
-    float or integer dtype. Rejected: bool, complex, object and string data,
-    ragged lists, NaN and infinity.
+
+def as_float64_array(value: object, role: str) -> np.ndarray:
+    """A finite float64 copy of an array or a (nested) list of numbers.
+
+    Bool, complex, object and string data, ragged lists, NaN and infinity
+    get a ``TensorError`` that starts with ``role``.
     """
     if isinstance(value, Tensor):
-        raise TensorError(f"{stage} expects an array, got a Tensor; use its .value", stage=stage)
+        raise TensorError(f"{role} expects an array, got a Tensor; "
+                          "use its .value")
     if isinstance(value, (str, bytes)) or value is None:
-        raise TensorError(f"{stage} expects a numeric array, got {type(value).__name__}", stage=stage)
+        raise TensorError(f"{role} expects a numeric array, "
+                          f"got {type(value).__name__}")
     try:
         array = np.asarray(value)
     except (ValueError, TypeError) as error:  # ragged nested lists
-        raise TensorError(f"{stage} expects a rectangular numeric array: {error}", stage=stage) from error
+        raise TensorError(f"{role} expects a rectangular numeric array: "
+                          f"{error}") from error
     if array.dtype.kind not in "fiu":
-        raise TensorError(
-            f"{stage} expects real float or integer values, got dtype {array.dtype}", stage=stage
-        )
-    with np.errstate(over="ignore"):  # a float128 past float64's range becomes inf: refused just below
-        array = np.array(array, dtype=np.float64)  # always a private copy
-    if not np.all(np.isfinite(array)):
-        bad = int(np.size(array) - np.count_nonzero(np.isfinite(array)))
-        raise TensorError(
-            f"{stage} values must be finite, got {bad} NaN or infinite of {array.size}", stage=stage
-        )
+        raise TensorError(f"{role} expects real float or integer values, "
+                          f"got dtype {array.dtype}")
+    with np.errstate(over="ignore"):  # a huge float128 becomes inf
+        array = np.array(array, dtype=np.float64)  # a private copy
+    bad = array.size - np.count_nonzero(np.isfinite(array))
+    if bad:
+        raise TensorError(f"{role} values must be finite, "
+                          f"got {bad} NaN or infinite of {array.size}")
     return array
 
 
 class Tensor:
-    """A float64 array on the tape. ``value``: the array; ``grad``: its accumulated gradient."""
+    """A float64 ``value`` and, after ``backward``, its ``grad``."""
 
-    __slots__ = ("value", "grad", "requires_grad", "op", "_parents", "_vjp", "_released", "__weakref__")
+    outlives_release = False  # True for a Parameter: weights outlive tapes
 
     def __init__(self, value: object, requires_grad: bool = False) -> None:
         if not isinstance(requires_grad, bool):
-            raise TensorError(
-                f"tensor requires_grad must be True or False, got {requires_grad!r}", stage="tensor"
-            )
-        self.value = as_float64_array(value, stage="tensor")
+            raise TensorError("tensor requires_grad must be True or False, "
+                              f"got {requires_grad!r}")
+        self.value = as_float64_array(value, "tensor")
         self.value.flags.writeable = False
-        self.grad: np.ndarray | None = None
         self.requires_grad = requires_grad
-        self.op = "leaf"
-        self._parents: tuple[Tensor, ...] = ()
-        self._vjp: Vjp | None = None
-        self._released = False
+        self.grad: np.ndarray | None = None
+        self.parents: tuple[Tensor, ...] = ()
+        self.vjp: Vjp | None = None
+        self.released = False
 
-    @classmethod
-    def _result(cls, value: np.ndarray, parents: tuple[Tensor, ...], vjp: Vjp, op: str) -> Tensor:
-        """The output of an operation; records parents and VJP only if a gradient can flow."""
-        out = cls.__new__(cls)
-        value.flags.writeable = False  # saved for the VJPs: nobody may edit it in place
-        out.value = value
-        out.grad = None
+    @staticmethod
+    def result(value: np.ndarray, parents: tuple[Tensor, ...],
+               vjp: Vjp) -> Tensor:
+        """An operation's output; it keeps the graph if a gradient flows."""
+        out = Tensor.__new__(Tensor)
+        value.flags.writeable = False  # the VJPs read it later
+        out.value, out.grad, out.released = value, None, False
         out.requires_grad = any(p.requires_grad for p in parents)
-        out.op = op
-        out._parents = parents if out.requires_grad else ()
-        out._vjp = vjp if out.requires_grad else None
-        out._released = False
+        out.parents = parents if out.requires_grad else ()
+        out.vjp = vjp if out.requires_grad else None
         return out
 
-    # -- inspection -------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
         return self.value.shape
@@ -98,288 +94,224 @@ class Tensor:
     def ndim(self) -> int:
         return self.value.ndim
 
-    @property
-    def released(self) -> bool:
-        return self._released
-
     def __repr__(self) -> str:
-        flag = ", requires_grad=True" if self.requires_grad else ""
-        state = ", released" if self._released else ""
-        return f"Tensor(shape={list(self.shape)}, op={self.op}{flag}{state})"
+        flags = ", requires_grad=True" * self.requires_grad
+        return f"Tensor(shape={list(self.shape)}{flags})"
 
-    # -- graph ------------------------------------------------------------------
-    def _topological_order(self) -> list[Tensor]:
-        """Every node reachable from ``self``, parents before children (iterative DFS)."""
-        order: list[Tensor] = []
-        seen: set[int] = set()
-        stack: list[tuple[Tensor, bool]] = [(self, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if expanded:
+    def __add__(self, other: Tensor) -> Tensor:
+        return _operator(add, self, other, "+")
+
+    def __mul__(self, other: Tensor) -> Tensor:
+        return _operator(mul, self, other, "*")
+
+    def __matmul__(self, other: Tensor) -> Tensor:
+        return _operator(matmul, self, other, "@")
+
+    def topological_order(self) -> list[Tensor]:
+        """This tensor and all it depends on, each after its parents."""
+        order, seen, stack = [], set(), [(self, False)]
+        while stack:  # depth first, without recursion
+            node, parents_done = stack.pop()
+            if parents_done:
                 order.append(node)
-                continue
-            if id(node) in seen:
-                continue
-            seen.add(id(node))
-            stack.append((node, True))
-            stack.extend((parent, False) for parent in node._parents if id(parent) not in seen)
+            elif node not in seen:
+                seen.add(node)
+                stack.append((node, True))
+                stack.extend((parent, False) for parent in node.parents)
         return order
 
     def backward(self, upstream: object = None) -> None:
-        """Accumulate d(sum(self * upstream))/d(leaf) into ``leaf.grad`` for every leaf that requires it.
+        """Add ``d sum(self * upstream) / d leaf`` to each ``leaf.grad``.
 
-        ``upstream`` must have this tensor's shape; it defaults to ones.
+        ``upstream`` has this tensor's shape; it defaults to ones.
         """
-        ensure_live(self, "backward")
-        if not self.requires_grad:
-            raise TensorError("backward needs a tensor that depends on a leaf with requires_grad=True",
-                              stage="backward")
-        if upstream is None:
-            seed = np.ones_like(self.value)
-        else:
-            seed = as_float64_array(upstream, stage="backward upstream")
-            if seed.shape != self.shape:
-                raise TensorError(
-                    f"backward upstream shape must equal output shape {list(self.shape)}, got {list(seed.shape)}",
-                    stage="backward",
-                )
-        order = self._topological_order()
+        order = self.topological_order()
+        seed = self._seed(upstream, order)
+        grads = {self: seed}
+        for node in reversed(order):  # each tensor before its parents
+            g = grads.pop(node, None)
+            if g is None:
+                continue
+            if node.vjp is None:  # a leaf: accumulate
+                node.grad = g.copy() if node.grad is None else node.grad + g
+                continue
+            for parent, g_parent in zip(node.parents, node.vjp(g),
+                                        strict=True):
+                if g_parent is not None and parent.requires_grad:
+                    earlier = grads.get(parent)  # from another path
+                    grads[parent] = (g_parent if earlier is None
+                                     else earlier + g_parent)
+
+    def _seed(self, upstream: object, order: list[Tensor]) -> np.ndarray:
+        """The upstream gradient, after checking the tape can carry it."""
         for node in order:
-            if node._released:
-                ensure_live(node, "backward")
-        grads: dict[int, np.ndarray] = {id(self): seed}
-        handed: set[int] = set()  # arrays adopted as a leaf's .grad (VJPs never edit their g in place)
-        for node in reversed(order):
-            g = grads.pop(id(node), None)
-            if g is None or not node.requires_grad:
-                continue
-            if not node._parents:  # a leaf: accumulate
-                if node.grad is not None:
-                    node.grad = node.grad + g
-                elif g.base is None and g.flags.writeable and id(g) not in handed:
-                    node.grad = g  # a fresh array made by a VJP: adopt it, no copy
-                    handed.add(id(g))
-                else:  # a view, a saved value, or an array another leaf already holds
-                    node.grad = g.copy()
-                continue
-            for parent, pg in zip(node._parents, node._vjp(g)):
-                if pg is None or not parent.requires_grad:
-                    continue
-                key = id(parent)
-                grads[key] = pg if key not in grads else grads[key] + pg
+            if node.released:
+                raise TensorError(f"backward: a tensor of shape "
+                                  f"{list(node.shape)} belongs to a "
+                                  "released tape")
+        if not self.requires_grad:
+            raise TensorError("backward needs a tensor that depends on a "
+                              "leaf with requires_grad=True")
+        if upstream is None:
+            return np.ones(self.shape)
+        seed = as_float64_array(upstream, "backward upstream")
+        if seed.shape != self.shape:
+            raise TensorError("backward upstream shape must equal output "
+                              f"shape {list(self.shape)}, "
+                              f"got {list(seed.shape)}")
+        return seed
 
     def zero_grad(self) -> None:
         self.grad = None
 
     def release(self) -> None:
-        """Drop the graph behind this tensor; non-parameter tensors in it become unusable."""
-        from .parameter import Parameter  # parameters outlive every tape
-
-        for node in self._topological_order():
-            node._parents = ()
-            node._vjp = None
-            if not isinstance(node, Parameter):
-                node._released = True
+        """Drop the graph behind this tensor and retire its tensors."""
+        for node in self.topological_order():
+            node.parents, node.vjp = (), None
+            node.released = not node.outlives_release
 
 
-def ensure_live(tensor: object, stage: str) -> Tensor:
-    """``tensor`` itself if it is a usable Tensor; otherwise a ``TensorError`` naming ``stage``."""
-    if not isinstance(tensor, Tensor):
-        raise TensorError(
-            f"{stage} expects a Tensor, got {type(tensor).__name__}; wrap arrays as Tensor(array)",
-            stage=stage,
-        )
-    if tensor._released:
-        raise TensorError(
-            f"{stage} input tensor of shape {list(tensor.shape)} belongs to a released tape", stage=stage
-        )
-    return tensor
+def _operator(op: Callable[[Tensor, Tensor], Tensor], a: Tensor,
+              b: object, symbol: str) -> Tensor:
+    """``a + b``, ``a * b``, ``a @ b``, or a ``TensorError``."""
+    if not isinstance(b, Tensor):
+        raise TensorError(f"tensor {symbol} needs a Tensor on both sides, "
+                          f"got {type(b).__name__}")
+    try:
+        return op(a, b)
+    except ValueError as error:  # from NumPy: shapes that do not fit
+        raise TensorError(f"tensor {list(a.shape)} {symbol} "
+                          f"{list(b.shape)}: {error}") from error
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """Sum ``grad`` over the axes that broadcasting added or stretched, back to ``shape``."""
+    """Sum ``grad`` over the axes that broadcasting added or stretched."""
     while grad.ndim > len(shape):
         grad = grad.sum(axis=0)
-    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
-    return grad.sum(axis=axes, keepdims=True) if axes else grad
+    stretched = tuple(axis for axis, n in enumerate(shape)
+                      if n == 1 and grad.shape[axis] != 1)
+    return grad.sum(axis=stretched, keepdims=True) if stretched else grad
 
 
-def is_int(value: object) -> bool:
-    """A Python or NumPy integer, but not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_))
-
-
-# ---------------------------------------------------------------------------
-# Operations: forward, then its VJP right below.
-# ---------------------------------------------------------------------------
+# -- operations: the forward computation, then its VJP -------------------
 
 def add(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a + b`` with NumPy broadcasting."""
-    out = a.value + b.value
-
+    """``a + b`` with NumPy broadcasting."""
     def vjp(g):
         return unbroadcast(g, a.shape), unbroadcast(g, b.shape)
 
-    return Tensor._result(out, (a, b), vjp, "add")
+    return Tensor.result(a.value + b.value, (a, b), vjp)
 
 
 def mul(a: Tensor, b: Tensor) -> Tensor:
-    """Elementwise ``a * b`` with NumPy broadcasting."""
-    out = a.value * b.value
+    """``a * b`` elementwise, with NumPy broadcasting."""
+    def vjp(g):  # d(ab) = da b + a db
+        return (unbroadcast(g * b.value, a.shape),
+                unbroadcast(g * a.value, b.shape))
 
-    def vjp(g):
-        return unbroadcast(g * b.value, a.shape), unbroadcast(g * a.value, b.shape)
-
-    return Tensor._result(out, (a, b), vjp, "mul")
+    return Tensor.result(a.value * b.value, (a, b), vjp)
 
 
 def scale(a: Tensor, factor: float) -> Tensor:
-    """``a * factor`` for a constant Python float."""
-    out = a.value * factor
-
-    def vjp(g):
-        return (g * factor,)
-
-    return Tensor._result(out, (a,), vjp, "scale")
+    """``a * factor`` for a constant number."""
+    return Tensor.result(a.value * factor, (a,), lambda g: (g * factor,))
 
 
 def matmul(a: Tensor, b: Tensor) -> Tensor:
-    """``a @ b``: either ``[..., n, k] @ [k, m]`` (a weight) or batched ``[..., n, k] @ [..., k, m]``."""
-    out = a.value @ b.value
+    """``[..., n, k] @ [k, m]`` (a weight), or batched ``[..., k, m]``."""
+    def vjp(g):  # dA = G B^T, dB = A^T G
+        g_a = g_b = None
+        if a.requires_grad:
+            g_a = unbroadcast(g @ np.swapaxes(b.value, -1, -2), a.shape)
+        if b.requires_grad and b.ndim == 2:  # one weight for every row
+            rows = a.value.reshape(-1, a.shape[-1])          # [N, k]
+            g_b = rows.T @ g.reshape(-1, g.shape[-1])        # [k, m]
+        elif b.requires_grad:
+            g_b = unbroadcast(np.swapaxes(a.value, -1, -2) @ g, b.shape)
+        return g_a, g_b
 
-    def vjp(g):
-        ga = unbroadcast(g @ np.swapaxes(b.value, -1, -2), a.shape) if a.requires_grad else None
-        if not b.requires_grad:
-            gb = None
-        elif b.ndim == 2:  # a shared weight: one [k, n*] @ [n*, m] product over all rows
-            gb = a.value.reshape(-1, a.shape[-1]).T @ g.reshape(-1, g.shape[-1])
-        else:
-            gb = unbroadcast(np.swapaxes(a.value, -1, -2) @ g, b.shape)
-        return ga, gb
-
-    return Tensor._result(out, (a, b), vjp, "matmul")
+    return Tensor.result(a.value @ b.value, (a, b), vjp)
 
 
 def reshape(a: Tensor, shape: Sequence[int]) -> Tensor:
-    """Same values in a new shape (row-major)."""
-    out = a.value.reshape(tuple(shape))
-
-    def vjp(g):
-        return (g.reshape(a.shape),)
-
-    return Tensor._result(out, (a,), vjp, "reshape")
+    """The same values in a new shape (row-major order)."""
+    return Tensor.result(a.value.reshape(tuple(shape)), (a,),
+                         lambda g: (g.reshape(a.shape),))
 
 
 def transpose(a: Tensor, axes: Sequence[int]) -> Tensor:
-    """Permute axes; the VJP applies the inverse permutation."""
-    axes = tuple(axes)
-    out = a.value.transpose(axes)
-    inverse = tuple(np.argsort(axes))
-
-    def vjp(g):
-        return (g.transpose(inverse),)
-
-    return Tensor._result(out, (a,), vjp, "transpose")
+    """Permute the axes; the VJP applies the inverse permutation."""
+    inverse = np.argsort([axis % a.ndim for axis in axes])
+    return Tensor.result(a.value.transpose(axes), (a,),
+                         lambda g: (g.transpose(inverse),))
 
 
 @functools.lru_cache(maxsize=16)
 def causal_mask(tokens: int) -> np.ndarray:
-    """``[T, T]`` booleans, built once per ``T``: key ``j`` is visible from query ``i`` iff ``j <= i``."""
+    """``[T, T]``: query ``i`` sees key ``j`` iff ``j <= i``; one per T."""
     visible = np.tri(tokens, dtype=bool)
     visible.flags.writeable = False  # shared by every call with this T
     return visible
 
 
 def causal_softmax(scores: Tensor) -> Tensor:
-    """Row softmax of ``[..., T, T]`` scores with keys right of the query removed.
+    """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
-    Masked scores become ``-inf`` before the max-subtracted exponent, so future
-    probabilities are exactly zero, not merely small.
+    Future keys get ``-inf`` before the exponent, so their probability is
+    exactly 0; the diagonal is visible, so the row maximum is finite.
     """
-    probabilities = np.where(causal_mask(scores.shape[-1]), scores.value, -np.inf)  # a fresh [..., T, T]
-    # The remaining steps work in place on that one array: no [..., T, T] temporaries.
-    probabilities -= probabilities.max(axis=-1, keepdims=True)  # the diagonal is visible: max is finite
-    np.exp(probabilities, out=probabilities)                     # exp(-inf) = 0 exactly
-    probabilities /= probabilities.sum(axis=-1, keepdims=True)
+    masked = np.where(causal_mask(scores.shape[-1]), scores.value, -np.inf)
+    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
+    p = e / e.sum(axis=-1, keepdims=True)                # [..., T, T]
 
-    def vjp(g):
-        grad = g * probabilities
-        inner = grad.sum(axis=-1, keepdims=True)  # [..., T, 1]: sum_j g_j p_j
-        np.subtract(g, inner, out=grad)
-        grad *= probabilities                     # p * (g - inner)
-        return (grad,)
+    def vjp(g):  # dS = P * (G - sum_j G P)
+        return (p * (g - (g * p).sum(axis=-1, keepdims=True)),)
 
-    return Tensor._result(probabilities, (scores,), vjp, "causal_softmax")
+    return Tensor.result(p, (scores,), vjp)
 
 
 def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
-    """Rotate adjacent pairs ``(2i, 2i+1)`` of ``x[..., T, d]`` by angles given as ``cos``/``sin`` ``[T, d/2]``.
+    """Turn each pair ``(2i, 2i+1)`` of ``x: [..., T, d]`` by its angle.
 
-    ``[a, b] -> [a cos - b sin, a sin + b cos]``; the VJP rotates back by the negative angle.
-    Each half is written straight into its strided slot of the output: one temporary.
+    ``cos, sin: [T, d/2]``; ``[a, b] -> [a cos - b sin, a sin + b cos]``.
     """
-    even, odd = x.value[..., 0::2], x.value[..., 1::2]  # [..., T, d/2] views
-    out = np.empty_like(x.value)  # x's memory order: a head view of [B, T, h, d_h] is read in order
-    out_even, out_odd = out[..., 0::2], out[..., 1::2]
-    cross = odd * sin
-    np.multiply(even, cos, out=out_even)
-    out_even -= cross                   # a cos - b sin
-    np.multiply(odd, cos, out=cross)
-    np.multiply(even, sin, out=out_odd)
-    out_odd += cross                    # a sin + b cos
+    def turn(v, sin):
+        a, b = v[..., 0::2], v[..., 1::2]                # [..., T, d/2]
+        out = np.empty(v.shape)
+        out[..., 0::2] = a * cos - b * sin
+        out[..., 1::2] = a * sin + b * cos
+        return out
 
-    def vjp(g):
-        g_even, g_odd = g[..., 0::2], g[..., 1::2]
-        grad = np.empty(g.shape)  # row-major even when g is a transposed view (the key's gradient)
-        grad_even, grad_odd = grad[..., 0::2], grad[..., 1::2]
-        cross = g_odd * sin
-        np.multiply(g_even, cos, out=grad_even)
-        grad_even += cross              # g_a cos + g_b sin
-        np.multiply(g_even, sin, out=cross)
-        np.multiply(g_odd, cos, out=grad_odd)
-        grad_odd -= cross               # -g_a sin + g_b cos
-        return (grad,)
+    def vjp(g):  # a rotation's transpose turns back by the same angle
+        return (turn(g, -sin),)
 
-    return Tensor._result(out, (x,), vjp, "rotate_pairs")
+    return Tensor.result(turn(x.value, sin), (x,), vjp)
 
 
 def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
-    """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis; ``x: [..., d]``, ``gain: [d]``."""
-    normalized = x.value * x.value
-    inverse_rms = 1.0 / np.sqrt(np.mean(normalized, axis=-1, keepdims=True) + epsilon)  # [..., 1]
-    np.multiply(x.value, inverse_rms, out=normalized)  # reuse the x^2 buffer: x / rms
-    out = normalized * gain.value
+    """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis of ``x``."""
+    mean_square = np.mean(x.value**2, axis=-1, keepdims=True)  # [..., 1]
+    if not np.all(mean_square + epsilon > 0):  # eps = 0: a row of zeros
+        raise RmsNormError("RMSNorm with epsilon 0 cannot scale a row whose"
+                           " mean square is 0, got "
+                           f"{np.sum(mean_square == 0)} such rows")
+    inverse_rms = 1.0 / np.sqrt(mean_square + epsilon)         # [..., 1]
+    n = x.value * inverse_rms                                  # [..., d]
 
-    def vjp(g):
-        work = g * normalized
-        g_gain = work.reshape(-1, gain.shape[0]).sum(axis=0)
-        if not x.requires_grad:
-            return None, g_gain
-        g_norm = g * gain.value
-        np.multiply(g_norm, normalized, out=work)
-        projection = np.mean(work, axis=-1, keepdims=True)  # [..., 1]
-        np.multiply(normalized, projection, out=work)
-        np.subtract(g_norm, work, out=work)
-        work *= inverse_rms                      # (g_norm - normalized * mean(g_norm * normalized)) / rms
-        return work, g_gain
+    def vjp(g):  # with g_n = g gain: dx = (g_n - n mean(g_n n)) / rms
+        g_n = g * gain.value
+        mean = np.mean(g_n * n, axis=-1, keepdims=True)        # [..., 1]
+        g_x = (g_n - n * mean) * inverse_rms
+        return g_x, unbroadcast(g * n, gain.shape)
 
-    return Tensor._result(out, (x, gain), vjp, "rms_norm")
+    return Tensor.result(n * gain.value, (x, gain), vjp)
 
 
 def silu(x: Tensor) -> Tensor:
-    """``x * sigmoid(x)``, with the sigmoid written as ``(1 + tanh(x/2)) / 2`` to stay finite."""
-    sigmoid = np.multiply(x.value, 0.5)
-    np.tanh(sigmoid, out=sigmoid)
-    sigmoid += 1.0
-    sigmoid *= 0.5  # 0.5 * (1 + tanh(x/2)), built in one array
-    out = x.value * sigmoid
+    """``x * sigmoid(x)``, with ``sigmoid = (1 + tanh(x/2)) / 2``."""
+    sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))  # never overflows
 
-    def vjp(g):
-        slope = 1.0 - sigmoid
-        slope *= x.value
-        slope += 1.0                        # 1 + x (1 - sigmoid)
-        grad = g * sigmoid
-        grad *= slope
-        return (grad,)
+    def vjp(g):  # d(x s)/dx = s (1 + x (1 - s))
+        return (g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),)
 
-    return Tensor._result(out, (x,), vjp, "silu")
+    return Tensor.result(x.value * sigmoid, (x,), vjp)

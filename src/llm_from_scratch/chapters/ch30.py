@@ -17,24 +17,24 @@ import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..errors import MultiHeadAttentionError
-from .formatting import format_bool, format_names, format_number, format_shape, format_shapes, format_vector
-from ..gradcheck import GradcheckReport, gradcheck
 from ..heads import merge_heads, split_heads
-from .history import rows_normalized, single_head_table, weighted_source_context
 from ..parameter import Parameter
 from ..rng import SplitMix64
 from ..tensor import Tensor
-from .common import (ErrorCase, all_finite, chapter_main, identical, replays_bitwise, reuse_released_input,
-                     run_error_case, weight_record)
+from . import common
+from .formatting import format_bool, format_names, format_number, format_shape, format_shapes, format_vector
+from .history import rows_normalized, single_head_table, weighted_source_context
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS = 1, 3, 4, 2
 HEAD_WIDTH = MODEL_WIDTH // HEADS
 MAX_POSITIONS, ROPE_BASE = 6, 100.0
 INVARIANT_TOLERANCE = 1e-12
-GRADIENT_DELTA = 1e-6
 GRADIENT_TOLERANCE = 8e-6
 PREFIX = "attention"
 PARAMETER_ROLES = ("query", "key", "value", "output")
+# The stages of the forward record, in the order the data flows through them.
+STAGES = ("projected_query_heads", "projected_key_heads", "projected_value_heads", "rotated_query_heads",
+          "rotated_key_heads", "attention_weights", "head_outputs", "merged", "output")
 
 
 # -- the worked example ---------------------------------------------------------
@@ -83,30 +83,15 @@ def perturbed_input() -> np.ndarray:
 # -- evidence -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PrimaryEvidence:
-    input: np.ndarray
+class PrimaryEvidence(common.WorkedExample):
     forward: MultiHeadAttentionForward
     output_weight: np.ndarray
     uniform_head_zero: bool
     distinct_head_weights: bool
-    future_probabilities_zero: bool
-    prefix_perturbed_output: np.ndarray
-    prefix_zero_unchanged: bool
-    prefix_one_unchanged: bool
-    suffix_changed: bool
     split_merge_bitwise: bool
     head_isolation_before_output: bool
     common_offset_weights_preserved: bool
     common_offset_max_difference: float
-    upstream: np.ndarray
-    loss: float
-    input_gradient: np.ndarray
-    parameter_gradients: tuple[np.ndarray, ...]
-    tape_finite: bool
-
-    def value(self, stage: str) -> np.ndarray:
-        """A stage of the forward record as an array, e.g. ``value("attention_weights")``."""
-        return getattr(self.forward, stage).value
 
 
 @dataclass(frozen=True)
@@ -136,22 +121,6 @@ class ShapeEvidence:
 
 
 @dataclass(frozen=True)
-class GradientEvidence:
-    report: GradcheckReport
-
-    def checks(self, index: int) -> int:
-        return self.report.checks[index].coordinates
-
-    @property
-    def total(self) -> int:
-        return self.report.total
-
-    @property
-    def passed(self) -> bool:
-        return self.report.passed
-
-
-@dataclass(frozen=True)
 class HistoryEvidence:
     earlier_weighted_context: np.ndarray
     earlier_distributions_per_target: int
@@ -161,9 +130,7 @@ class HistoryEvidence:
     single_head_tables: int
     multi_head_tables: int
     all_rows_normalized: bool
-    mixing_stage: str = "after-concatenation"
-    modern_example: str = "llama-causal-heads-plus-rope"
-    weight_api: str = "dense-teaching-evidence"
+    mixing_stage: str  # where a change in one head first reaches another
 
 
 @dataclass(frozen=True)
@@ -171,8 +138,8 @@ class LearnerEvidence:
     primary: PrimaryEvidence
     parameters: ParameterEvidence
     shapes: ShapeEvidence
-    errors: dict[str, ErrorCase]
-    gradients: GradientEvidence
+    errors: dict[str, common.ErrorCase]
+    gradients: common.GradientEvidence
     history: HistoryEvidence
     replay_bitwise: bool
 
@@ -181,50 +148,49 @@ def primary_evidence() -> PrimaryEvidence:
     """Forward and backward on the worked example, and the invariants that need only this layer."""
     attention = build_attention()
     x_value = example_input()
-    x = Tensor(x_value, requires_grad=True)
-    forward = attention.forward(x, position_offset=0)
+    shared = common.worked_example(attention, x_value, perturbed_input(), example_upstream())
+    forward = shared["forward"]
     weights = forward.attention_weights.value                     # [1, 2, 3, 3]
-
     expected_uniform = np.tril(np.ones((TOKENS, TOKENS))) / np.arange(1, TOKENS + 1)[:, None]
-    uniform_head_zero = bool(np.max(np.abs(weights[0, 0] - expected_uniform)) <= INVARIANT_TOLERANCE)
-    distinct = bool(np.max(np.abs(weights[0, 0] - weights[0, 1])) > INVARIANT_TOLERANCE)
-    future_zero = bool(np.all(weights[..., np.triu_indices(TOKENS, k=1)[0], np.triu_indices(TOKENS, k=1)[1]] == 0.0))
-
-    perturbed = attention.forward(Tensor(perturbed_input())).output.value
-    output = forward.output.value
-
-    upstream = example_upstream()
-    forward.output.backward(upstream)
-    gradients = tuple(p.grad.copy() for p in attention.parameters())
-    tape_finite = all_finite([getattr(forward, name) for name in forward.__dataclass_fields__]
-                             + [x.grad, *gradients])
-    input_gradient = x.grad.copy()
-    loss = float(np.sum(output * upstream))
-    forward.output.release()
-
     offset_weights = attention.forward(Tensor(x_value), position_offset=MAX_POSITIONS - TOKENS).attention_weights.value
     offset_difference = float(np.max(np.abs(offset_weights - weights)))
-
     return PrimaryEvidence(
-        input=x_value, forward=forward, output_weight=swap_output_weight(),
-        uniform_head_zero=uniform_head_zero, distinct_head_weights=distinct,
-        future_probabilities_zero=future_zero,
-        prefix_perturbed_output=perturbed,
-        prefix_zero_unchanged=identical(perturbed[0, 0], output[0, 0]),
-        prefix_one_unchanged=identical(perturbed[0, 1], output[0, 1]),
-        suffix_changed=not identical(perturbed[0, 2], output[0, 2]),
+        **shared, output_weight=swap_output_weight(),
+        uniform_head_zero=bool(np.max(np.abs(weights[0, 0] - expected_uniform)) <= INVARIANT_TOLERANCE),
+        distinct_head_weights=bool(np.max(np.abs(weights[0, 0] - weights[0, 1])) > INVARIANT_TOLERANCE),
         split_merge_bitwise=split_merge_is_exact(x_value),
         head_isolation_before_output=heads_isolated_before_output(forward),
         common_offset_weights_preserved=offset_difference <= INVARIANT_TOLERANCE,
         common_offset_max_difference=offset_difference,
-        upstream=upstream, loss=loss, input_gradient=input_gradient, parameter_gradients=gradients,
-        tape_finite=tape_finite,
     )
 
 
 def split_merge_is_exact(x_value: np.ndarray) -> bool:
     """``merge_heads(split_heads(X))`` equals ``X`` bit for bit."""
-    return identical(merge_heads(split_heads(Tensor(x_value), HEADS)).value, x_value)
+    return common.identical(merge_heads(split_heads(Tensor(x_value), HEADS)).value, x_value)
+
+
+def head_one_values_changed() -> MultiHeadAttentionForward:
+    """The worked example with only head 1's value columns of ``W_V`` changed."""
+    weights = example_weights()
+    weights["value"] = weights["value"].copy()
+    weights["value"][:, HEAD_WIDTH:] += 0.5
+    return build_attention(weights).forward(Tensor(example_input()))
+
+
+def head_zero_part(forward: MultiHeadAttentionForward, stage: str) -> np.ndarray:
+    """What head 0 owns at ``stage``: its lane ``[:, 0]`` of ``[B, h, ...]``, or its columns of ``[B, T, d_model]``."""
+    value = getattr(forward, stage).value
+    return value[:, 0] if value.ndim == 4 else value[..., :HEAD_WIDTH]
+
+
+def first_mixing_stage(reference: MultiHeadAttentionForward) -> str:
+    """The first stage at which a change made only in head 1 reaches head 0's part, or ``none``."""
+    changed = head_one_values_changed()
+    for stage in STAGES:
+        if not common.identical(head_zero_part(changed, stage), head_zero_part(reference, stage)):
+            return stage
+    return "none"
 
 
 def heads_isolated_before_output(reference: MultiHeadAttentionForward) -> bool:
@@ -232,20 +198,17 @@ def heads_isolated_before_output(reference: MultiHeadAttentionForward) -> bool:
 
     And changing a column of head 0's keys leaves head 1's probabilities unchanged: the heads meet only at ``W_O``.
     """
-    weights = example_weights()
-    weights["value"] = weights["value"].copy()
-    weights["value"][:, HEAD_WIDTH:] += 0.5
-    other_values = build_attention(weights).forward(Tensor(example_input()))
+    other_values = head_one_values_changed()
     weights = example_weights()
     weights["key"] = weights["key"].copy()
     weights["key"][HEAD_WIDTH, 0] = 1.0  # head 0's keys now also read input feature 2
     other_keys = build_attention(weights).forward(Tensor(example_input()))
     head = slice(0, HEAD_WIDTH)
-    return (identical(other_values.head_outputs.value[:, 0], reference.head_outputs.value[:, 0])
-            and identical(other_values.merged.value[..., head], reference.merged.value[..., head])
-            and not identical(other_values.head_outputs.value[:, 1], reference.head_outputs.value[:, 1])
-            and identical(other_keys.attention_weights.value[:, 1], reference.attention_weights.value[:, 1])
-            and not identical(other_keys.attention_weights.value[:, 0], reference.attention_weights.value[:, 0]))
+    return (common.identical(other_values.head_outputs.value[:, 0], reference.head_outputs.value[:, 0])
+            and common.identical(other_values.merged.value[..., head], reference.merged.value[..., head])
+            and not common.identical(other_values.head_outputs.value[:, 1], reference.head_outputs.value[:, 1])
+            and common.identical(other_keys.attention_weights.value[:, 1], reference.attention_weights.value[:, 1])
+            and not common.identical(other_keys.attention_weights.value[:, 0], reference.attention_weights.value[:, 0]))
 
 
 def parameter_evidence() -> ParameterEvidence:
@@ -254,7 +217,7 @@ def parameter_evidence() -> ParameterEvidence:
     return ParameterEvidence(
         names=parameters.names, shapes=[p.shape for p in parameters], count=parameters.count(),
         formula_count=attention.parameter_count(),
-        bias_free=all(p.name.endswith(".weight") and p.ndim == 2 for p in parameters),
+        bias_free=common.zero_stays_zero(attention.forward(Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH))))),
         node_distinct=len({id(p) for p in parameters}) == len(parameters),
     )
 
@@ -275,7 +238,7 @@ def shape_evidence(primary: PrimaryEvidence) -> ShapeEvidence:
     )
 
 
-def error_evidence() -> dict[str, ErrorCase]:
+def error_evidence() -> dict[str, common.ErrorCase]:
     """Every rejection the chapter lists, in the report's order."""
     rng = SplitMix64(30)
     x = example_input()
@@ -290,35 +253,30 @@ def error_evidence() -> dict[str, ErrorCase]:
         "empty_tokens": lambda: build_attention().forward(Tensor(np.zeros((1, 0, 4)))),
         "invalid_offset": lambda: build_attention().forward(Tensor(x), position_offset=-1),
         "position_range": lambda: build_attention().forward(Tensor(x), position_offset=4),
-        "released_input": lambda: reuse_released_input(build_attention(), x),
+        "released_input": lambda: common.reuse_released_input(build_attention(), x),
     }
-    return {key: run_error_case(key, MultiHeadAttentionError, attempt) for key, attempt in cases.items()}
-
-
-def gradient_evidence() -> GradientEvidence:
-    attention = build_attention()
-    report = gradcheck(lambda x: attention.forward(x).output, example_input(), list(attention.parameters()),
-                       example_upstream(), delta=GRADIENT_DELTA, tolerance=GRADIENT_TOLERANCE)
-    return GradientEvidence(report)
+    return {key: common.run_error_case(key, MultiHeadAttentionError, attempt) for key, attempt in cases.items()}
 
 
 def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
     """One alignment gives one context; one full-width table vs one table per head."""
-    context = weighted_source_context([0.25, 0.75], [[1.0, 0.0], [0.0, 1.0]])
+    alignment = np.array([0.25, 0.75])  # one distribution over two encoder annotations
+    context = weighted_source_context(alignment, [[1.0, 0.0], [0.0, 1.0]])
     single = single_head_table(Tensor(primary.input)).value                 # [1, 3, 3]
     multi = primary.forward.attention_weights.value                         # [1, 2, 3, 3]
     return HistoryEvidence(
-        earlier_weighted_context=context, earlier_distributions_per_target=1,
+        earlier_weighted_context=context, earlier_distributions_per_target=len(np.atleast_2d(alignment)),
         single_head_weights=single, single_head_weight_shape=single.shape, multi_head_weight_shape=multi.shape,
         single_head_tables=single.size // (TOKENS * TOKENS), multi_head_tables=multi.size // (TOKENS * TOKENS),
         all_rows_normalized=rows_normalized(single, INVARIANT_TOLERANCE)
         and rows_normalized(multi, INVARIANT_TOLERANCE),
+        mixing_stage=mixing_label(first_mixing_stage(primary.forward)),
     )
 
 
-def replay_is_bitwise(primary: PrimaryEvidence) -> bool:
-    """A second run from scratch gives the same output and gradients bit for bit."""
-    return replays_bitwise(primary, primary_evidence())
+def mixing_label(stage: str) -> str:
+    """``output`` is the product with ``W_O``, which follows the concatenation of the heads."""
+    return "after-concatenation" if stage == "output" else stage.replace("_", "-")
 
 
 @functools.lru_cache(maxsize=1)
@@ -327,8 +285,9 @@ def learner_evidence() -> LearnerEvidence:
     primary = primary_evidence()
     return LearnerEvidence(
         primary=primary, parameters=parameter_evidence(), shapes=shape_evidence(primary),
-        errors=error_evidence(), gradients=gradient_evidence(), history=history_evidence(primary),
-        replay_bitwise=replay_is_bitwise(primary),
+        errors=error_evidence(), history=history_evidence(primary),
+        gradients=common.gradient_evidence(build_attention(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
+        replay_bitwise=common.replays_bitwise(primary, primary_evidence()),
     )
 
 
@@ -367,7 +326,8 @@ def render_report(evidence: LearnerEvidence | None = None) -> str:
         f"bias_free:{b(params.bias_free)} node_distinct:{b(params.node_distinct)}",
         f"upstream={format_vector(p.upstream)} loss:{format_number(p.loss)}",
         f"input_gradient={format_vector(p.input_gradient)}",
-        *(f"{role}_weight_gradient={format_vector(grad)}" for role, grad in zip(PARAMETER_ROLES, p.parameter_gradients)),
+        *(f"{role}_weight_gradient={format_vector(grad)}"
+          for role, grad in zip(PARAMETER_ROLES, p.parameter_gradients, strict=True)),
         f"gradcheck=input:{g.checks(0)} query:{g.checks(1)} key:{g.checks(2)} value:{g.checks(3)} "
         f"output:{g.checks(4)} total:{g.total} tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(g.passed)}",
         f"shapes=input:{format_shape(s.input)} split:{format_shape(s.split)} rotated:{format_shape(s.rotated)} "
@@ -382,7 +342,7 @@ def render_report(evidence: LearnerEvidence | None = None) -> str:
         f"single_head_shape:{format_shape(h.single_head_weight_shape)} "
         f"multi_head_shape:{format_shape(h.multi_head_weight_shape)} single_head_tables:{h.single_head_tables} "
         f"multi_head_tables:{h.multi_head_tables} rows_normalized:{b(h.all_rows_normalized)} "
-        f"mixing:{h.mixing_stage} modern_example:{h.modern_example} weight_api:{h.weight_api}",
+        f"mixing:{h.mixing_stage} modern_example:llama-causal-heads-plus-rope weight_api:dense-teaching-evidence",
         f"proof=tape_finite:{b(p.tape_finite)} replay:{'bitwise' if e.replay_bitwise else 'mismatch'} "
         f"heads_distinct:{b(p.distinct_head_weights)} causal:{b(p.future_probabilities_zero)} "
         f"split_merge:{b(p.split_merge_bitwise)} gradients:{b(g.passed)}",
@@ -416,7 +376,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
                 ("rotated_key", "rotated_key_heads"))))
     for head in range(HEADS):
         for query in range(TOKENS):
-            lines.append(weight_record(head, query, weights[head, query]))
+            lines.append(common.weight_record(head, query, weights[head, query]))
     for head in range(HEADS):
         for token in range(TOKENS):
             lines.append(f"HEAD_OUTPUT|head={head}|token={token}|values={format_vector(heads_out[head, token])}")
@@ -441,7 +401,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return chapter_main(argv, "Chapter 30: causal multi-head attention, learner report",
+    return common.chapter_main(argv, "Chapter 30: causal multi-head attention, learner report",
                         lambda: render_report(), lambda: render_trace())
 
 

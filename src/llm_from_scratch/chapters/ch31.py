@@ -18,16 +18,14 @@ import numpy as np
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from ..errors import DecoderBlockError
-from .formatting import format_bool, format_shape, format_vector
-from ..gradcheck import GradcheckReport, gradcheck
-from .history import layer_norm_rows, rnn_style_states
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
-from .common import (ErrorCase, all_finite, chapter_main, identical, replays_bitwise, reuse_released_input,
-                     run_error_case, weight_record)
+from . import common
+from .formatting import format_bool, format_shape, format_vector
+from .history import layer_norm_rows, rnn_style_states
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS, FEED_FORWARD_WIDTH = 1, 3, 4, 2, 4
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -35,7 +33,6 @@ RMS_EPSILON = 0.0
 MAX_POSITIONS, ROPE_BASE = 6, 100.0
 POST_NORM_EPSILON = 1e-5          # LayerNorm eps of the Post-LN contrast
 INVARIANT_TOLERANCE = 1e-12
-GRADIENT_DELTA = 1e-6
 GRADIENT_TOLERANCE = 2e-5
 PREFIX = "block"
 PARAMETER_ORDER = (
@@ -98,8 +95,7 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
 # -- evidence -------------------------------------------------------------------
 
 @dataclass(frozen=True)
-class PrimaryEvidence:
-    input: np.ndarray
+class PrimaryEvidence(common.WorkedExample):
     forward: DecoderBlockForward
     probe_logits: np.ndarray
     pre_norm_order: bool
@@ -107,20 +103,6 @@ class PrimaryEvidence:
     second_residual_exact: bool
     post_norm_first_stage: np.ndarray
     post_norm_differs: bool
-    prefix_perturbed_output: np.ndarray
-    prefix_zero_unchanged: bool
-    prefix_one_unchanged: bool
-    suffix_changed: bool
-    future_probabilities_zero: bool
-    upstream: np.ndarray
-    loss: float
-    input_gradient: np.ndarray
-    parameter_gradients: tuple[np.ndarray, ...]
-    tape_finite: bool
-
-    def value(self, stage: str) -> np.ndarray:
-        """One of ``STAGES`` (or ``attention_weights``) as an array."""
-        return self.input if stage == "input" else getattr(self.forward, stage).value
 
 
 @dataclass(frozen=True)
@@ -133,23 +115,6 @@ class ParameterEvidence:
     bias_free: bool
     stable_order: bool
     node_distinct: bool
-
-
-@dataclass(frozen=True)
-class GradientEvidence:
-    report: GradcheckReport
-
-    @property
-    def input_checks(self) -> int:
-        return self.report.checks[0].coordinates
-
-    @property
-    def parameter_checks(self) -> int:
-        return self.report.total - self.input_checks
-
-    @property
-    def passed(self) -> bool:
-        return self.report.passed
 
 
 @dataclass(frozen=True)
@@ -167,54 +132,32 @@ class LearnerEvidence:
     primary: PrimaryEvidence
     shapes: dict[str, tuple[int, ...]]
     parameters: ParameterEvidence
-    errors: dict[str, ErrorCase]
-    gradients: GradientEvidence
+    errors: dict[str, common.ErrorCase]
+    gradients: common.GradientEvidence
     history: HistoryEvidence
     replay_bitwise: bool
 
 
 def primary_evidence() -> PrimaryEvidence:
+    """Forward and backward on the worked example, the residual paths and the order of the stages."""
     block = build_block()
     x_value = example_input()
-    x = Tensor(x_value, requires_grad=True)
-    f = block.forward(x, position_offset=0)
-    output = f.output.value
-
+    shared = common.worked_example(block, x_value, perturbed_input(), example_upstream())
+    f = shared["forward"]
+    output, x_prime = f.output.value, f.after_attention.value
     # The same components called one by one, in the pre-norm order of the formula.
     n_a = block.attention_norm.forward(Tensor(x_value)).value
-    x_prime = x_value + block.attention.forward(Tensor(n_a)).output.value
-    n_f = block.feed_forward_norm.forward(Tensor(x_prime)).value
-    y = x_prime + block.feed_forward.forward(Tensor(n_f)).output.value
-    pre_norm_order = identical(y, output) and identical(x_prime, f.after_attention.value)
-
+    a = block.attention.forward(Tensor(n_a)).output.value
+    n_f = block.feed_forward_norm.forward(Tensor(x_value + a)).value
+    y = x_value + a + block.feed_forward.forward(Tensor(n_f)).output.value
     post_norm = post_norm_first_stage(block, x_value)
-    weights = f.attention_weights.value
-    above = np.triu_indices(TOKENS, k=1)
-    perturbed = block.forward(Tensor(perturbed_input())).output.value
-
-    upstream = example_upstream()
-    f.output.backward(upstream)
-    gradients = tuple(p.grad.copy() for p in block.parameters())
-    stage_tensors = [f.attention_norm, f.after_attention, f.feed_forward_norm, f.output,
-                     *(getattr(f.attention, name) for name in f.attention.__dataclass_fields__),
-                     *(getattr(f.feed_forward, name) for name in f.feed_forward.__dataclass_fields__)]
-    tape_finite = all_finite(stage_tensors + [x.grad, *gradients])
-    input_gradient = x.grad.copy()
-    f.output.release()
-
     return PrimaryEvidence(
-        input=x_value, forward=f, probe_logits=output @ probe_matrix(), pre_norm_order=pre_norm_order,
-        first_residual_exact=identical(f.after_attention.value, x_value + f.attention_branch.value),
-        second_residual_exact=identical(output, f.after_attention.value + f.feed_forward_branch.value),
+        **shared, probe_logits=output @ probe_matrix(),
+        pre_norm_order=common.identical(y, output) and common.identical(x_value + a, x_prime),
+        first_residual_exact=common.identical(x_prime, x_value + f.attention_branch.value),
+        second_residual_exact=common.identical(output, x_prime + f.feed_forward_branch.value),
         post_norm_first_stage=post_norm,
-        post_norm_differs=bool(np.max(np.abs(post_norm - f.after_attention.value)) > INVARIANT_TOLERANCE),
-        prefix_perturbed_output=perturbed,
-        prefix_zero_unchanged=identical(perturbed[0, 0], output[0, 0]),
-        prefix_one_unchanged=identical(perturbed[0, 1], output[0, 1]),
-        suffix_changed=not identical(perturbed[0, 2], output[0, 2]),
-        future_probabilities_zero=bool(np.all(weights[..., above[0], above[1]] == 0.0)),
-        upstream=upstream, loss=float(np.sum(output * upstream)), input_gradient=input_gradient,
-        parameter_gradients=gradients, tape_finite=tape_finite,
+        post_norm_differs=bool(np.max(np.abs(post_norm - x_prime)) > INVARIANT_TOLERANCE),
     )
 
 
@@ -235,14 +178,25 @@ def parameter_evidence() -> ParameterEvidence:
     return ParameterEvidence(
         names=parameters.names, shapes=[p.shape for p in parameters], tensors=len(parameters),
         scalars=parameters.count(), formula_scalars=2 * d + 4 * d * d + 3 * d * d_ff,
-        bias_free=all(p.name.endswith((".weight", ".gain")) for p in parameters),
+        bias_free=bias_free(block),
         stable_order=parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER],
         node_distinct=len({id(p) for p in parameters}) == len(parameters)
         and block.attention_norm.gain is not block.feed_forward_norm.gain,
     )
 
 
-def error_evidence() -> dict[str, ErrorCase]:
+def bias_free(block: DecoderBlock) -> bool:
+    """No part of the block adds a constant: its two branches map a zero input to exactly zero at every
+    stage, and both norms are odd, ``N(-x) = -N(x)`` (a LayerNorm-style shift would break that)."""
+    zeros = Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH)))
+    x = example_input()
+    norms_odd = all(common.identical(norm.forward(Tensor(-x)).value, -norm.forward(Tensor(x)).value)
+                    for norm in (block.attention_norm, block.feed_forward_norm))
+    return (norms_odd and common.zero_stays_zero(block.attention.forward(zeros))
+            and common.zero_stays_zero(block.feed_forward.forward(zeros)))
+
+
+def error_evidence() -> dict[str, common.ErrorCase]:
     """Every rejection the chapter lists, in the report's order."""
     x = example_input()
 
@@ -260,16 +214,9 @@ def error_evidence() -> dict[str, ErrorCase]:
         "input_width": lambda: build_block().forward(Tensor(np.ones((1, 3, 5)))),
         "empty_tokens": lambda: build_block().forward(Tensor(np.zeros((1, 0, 4)))),
         "position_range": lambda: build_block().forward(Tensor(x), position_offset=4),
-        "released_input": lambda: reuse_released_input(build_block(), x),
+        "released_input": lambda: common.reuse_released_input(build_block(), x),
     }
-    return {key: run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
-
-
-def gradient_evidence() -> GradientEvidence:
-    block = build_block()
-    report = gradcheck(lambda x: block.forward(x).output, example_input(), list(block.parameters()),
-                       example_upstream(), delta=GRADIENT_DELTA, tolerance=GRADIENT_TOLERANCE)
-    return GradientEvidence(report)
+    return {key: common.run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
 
 
 def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
@@ -292,19 +239,15 @@ def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
     )
 
 
-def replay_is_bitwise(primary: PrimaryEvidence) -> bool:
-    """A second run from scratch gives the same output and gradients bit for bit."""
-    return replays_bitwise(primary, primary_evidence())
-
-
 @functools.lru_cache(maxsize=1)
 def learner_evidence() -> LearnerEvidence:
     """Everything the report, the trace, the figures and the notebook show (computed once per process)."""
     primary = primary_evidence()
     return LearnerEvidence(
         primary=primary, shapes=shape_evidence(primary), parameters=parameter_evidence(),
-        errors=error_evidence(), gradients=gradient_evidence(), history=history_evidence(primary),
-        replay_bitwise=replay_is_bitwise(primary),
+        errors=error_evidence(), history=history_evidence(primary),
+        gradients=common.gradient_evidence(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
+        replay_bitwise=common.replays_bitwise(primary, primary_evidence()),
     )
 
 
@@ -346,7 +289,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
         "|stage_order=[attention-norm,attention,residual-1,feed-forward-norm,feed-forward,residual-2]",
         *(f"SHAPE|stage={key.replace('_', '-')}|value={format_shape(shape)}" for key, shape in e.shapes.items()),
         *(f"STAGE|name={stage.replace('_', '-')}|values={format_vector(p.value(stage))}" for stage in STAGES),
-        *(weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
+        *(common.weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
         f"MERGE|name=attention|identity=input|branch=attention-branch|result=after-attention"
         f"|exact={b(p.first_residual_exact)}",
         f"MERGE|name=feed-forward|identity=after-attention|branch=feed-forward-branch|result=output"
@@ -371,7 +314,7 @@ def render_trace(evidence: LearnerEvidence | None = None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
+    return common.chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
                         lambda: render_report(), lambda: render_trace())
 
 

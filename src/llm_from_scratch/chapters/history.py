@@ -12,17 +12,21 @@ from __future__ import annotations
 import numpy as np
 
 from ..causal import causal_scaled_dot_product_self_attention
-from ..errors import HistoryError
+from ..errors import LlmFromScratchError
 from ..tensor import Tensor, as_float64_array
+
+
+class HistoryError(LlmFromScratchError):
+    """Bad input to a helper of the historical contrasts."""
 
 
 def weighted_source_context(weights: object, annotations: object) -> np.ndarray:
     """``weights: [S]`` over ``annotations: [S, d]`` -> one context ``[d]``."""
-    w = as_float64_array(weights, stage="history context weights")
-    a = as_float64_array(annotations, stage="history annotations")
+    w = as_float64_array(weights, "history context weights")
+    a = as_float64_array(annotations, "history annotations")
     if w.ndim != 1 or a.ndim != 2 or a.shape[0] != w.shape[0]:
         raise HistoryError(f"history context needs weights [S] and annotations [S, d], got {list(w.shape)} "
-                           f"and {list(a.shape)}", stage="history")
+                           f"and {list(a.shape)}")
     return w @ a
 
 
@@ -38,10 +42,9 @@ def rows_normalized(weights: np.ndarray, tolerance: float) -> bool:
 
 def layer_norm_rows(x: object, epsilon: float) -> np.ndarray:
     """``(x - mean) / sqrt(var + eps)`` over the last axis; unit gain, zero bias."""
-    values = as_float64_array(x, stage="history layer norm")
+    values = as_float64_array(x, "history layer norm")
     if values.ndim < 1 or values.shape[-1] == 0:
-        raise HistoryError(f"history layer norm needs a non-empty feature axis, got shape {list(values.shape)}",
-                           stage="history")
+        raise HistoryError(f"history layer norm needs a non-empty feature axis, got shape {list(values.shape)}")
     centered = values - values.mean(axis=-1, keepdims=True)
     variance = np.mean(centered * centered, axis=-1, keepdims=True)
     return centered / np.sqrt(variance + epsilon)
@@ -53,9 +56,9 @@ def rnn_style_states(inputs: object) -> np.ndarray:
     The loop over steps is the point of this contrast: a recurrence cannot be
     computed for all positions at once, unlike causal attention.
     """
-    values = as_float64_array(inputs, stage="history rnn inputs")
+    values = as_float64_array(inputs, "history rnn inputs")
     if values.ndim != 1:
-        raise HistoryError(f"history rnn inputs must be a vector, got shape {list(values.shape)}", stage="history")
+        raise HistoryError(f"history rnn inputs must be a vector, got shape {list(values.shape)}")
     states = np.empty_like(values)
     state = 0.0
     for step, value in enumerate(values):

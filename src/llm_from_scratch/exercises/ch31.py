@@ -15,8 +15,23 @@
 from __future__ import annotations
 
 from .feedback import (
-    CountTerm, Exercise, ExerciseSpec, Feedback, Field, Text, Verdict, answer_template, as_bool, as_label, as_list,
-    check_answer, choice_verdict, count_verdict, diagnose_counts, prefix_rows_fields, shape_field,
+    CountTerm,
+    Exercise,
+    ExerciseSpec,
+    Feedback,
+    Field,
+    Text,
+    Verdict,
+    answer_template,
+    as_bool,
+    as_label,
+    as_list,
+    check_answer,
+    choice_verdict,
+    count_verdict,
+    diagnose_counts,
+    prefix_rows_fields,
+    shape_field,
 )
 
 __all__ = [

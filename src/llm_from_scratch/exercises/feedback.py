@@ -238,7 +238,7 @@ def check_answer(
     """
     try:
         return _check_answer(spec, answer, fields, default_hint, not_mapping)
-    except Exception as error:  # noqa: BLE001 — проверка не должна ронять ячейку блокнота
+    except Exception as error:
         return Feedback(
             spec.exercise, False,
             (ItemResult("ответ", "wrong", f"внутренняя ошибка проверки ({type(error).__name__}); "
@@ -330,7 +330,7 @@ def safe_repr(value: object, limit: int = 80) -> str:
     """Короткое детерминированное описание любого значения (без адресов памяти)."""
     try:
         text = _repr(value, 0)
-    except Exception:  # noqa: BLE001
+    except Exception:
         text = f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

@@ -22,15 +22,43 @@ from ..chapters.ch31 import LearnerEvidence
 from ..chapters.formatting import format_number, format_shape, format_vector
 from . import common
 from .common import (
-    BAR_HATCH, INK, PAPER, SHADE, SIZE_SMALL, SIZE_TEXT, SIZE_TITLE, Box, FlowStage, PlotError, Sheet,
-    causal_tables_figure, check_token, flow_rows, line_height, pinned_style, prefix_alt, prefix_table,
-    prefix_verdicts, status_grid, text_size, vertical_vector,
+    BAR_HATCH,
+    INK,
+    PAPER,
+    SHADE,
+    SIZE_SMALL,
+    SIZE_TEXT,
+    SIZE_TITLE,
+    Box,
+    FlowStage,
+    PlotError,
+    Sheet,
+    causal_tables_figure,
+    check_token,
+    flow_rows,
+    line_height,
+    pinned_style,
+    prefix_alt,
+    prefix_table,
+    prefix_verdicts,
+    status_grid,
+    text_size,
+    vertical_vector,
 )
 
 __all__ = [
-    "block_stage_flow", "block_stage_flow_alt", "residual_flow", "residual_flow_alt", "stage_tables",
-    "stage_tables_alt", "causal_probabilities", "causal_probabilities_alt", "pre_post_contrast",
-    "pre_post_contrast_alt", "proofs_panel", "proofs_panel_alt",
+    "block_stage_flow",
+    "block_stage_flow_alt",
+    "causal_probabilities",
+    "causal_probabilities_alt",
+    "pre_post_contrast",
+    "pre_post_contrast_alt",
+    "proofs_panel",
+    "proofs_panel_alt",
+    "residual_flow",
+    "residual_flow_alt",
+    "stage_tables",
+    "stage_tables_alt",
 ]
 
 WIDTH = 1000

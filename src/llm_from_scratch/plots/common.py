@@ -27,8 +27,9 @@ so tests find it. A double frame ``X`` is two rectangles ``X-outer`` and ``X-inn
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 import matplotlib
 import numpy as np
@@ -39,8 +40,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.path import Path
 
-from ..errors import LlmFromScratchError
 from ..chapters.formatting import format_number, format_vector
+from ..errors import LlmFromScratchError
 from ..tensor import is_int
 
 DPI = 100
