@@ -4,7 +4,8 @@
 * any input - junk of any type, a typical mistake, a broken learner function -
   gets feedback, never an exception, and never the internal fallback;
 * feedback to a wrong answer never contains the exercise's secrets (the answer);
-* ``check_N`` prints the feedback (so ``;`` or an assignment cannot hide it);
+* ``check_N`` prints the feedback (so ``;`` or an assignment cannot hide it)
+  in lines of at most 75 characters (what a book output block holds);
 * hints name objects as the notebook imports them (``ex30.X``), and X exists.
 """
 
@@ -120,6 +121,15 @@ def test_check_prints_and_returns_nothing(chapter, number, capsys):
     check = getattr(MODULES[chapter], f"check_{number}")
     assert check(...) is None
     assert capsys.readouterr().out.startswith(f"Упражнение {chapter}.{number}: ответ ещё не заполнен.")
+
+
+@pytest.mark.parametrize(("chapter", "number"), CASES)
+def test_printed_lines_fit_the_book_column(chapter, number, capsys):
+    check = getattr(MODULES[chapter], f"check_{number}")
+    for answer in [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]:
+        check(answer)
+        for line in capsys.readouterr().out.splitlines():
+            assert len(line) <= 75, line   # an output block holds 75 characters
 
 
 @pytest.mark.parametrize(("chapter", "number"), CASES)

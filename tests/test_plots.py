@@ -16,25 +16,16 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.text import Text
 
-from llm_from_scratch.chapters import ch30 as chapter30
 from llm_from_scratch.chapters import ch31 as chapter31
 from llm_from_scratch.chapters.formatting import format_number, format_vector
 from llm_from_scratch.errors import LlmFromScratchError
 from llm_from_scratch.plots import ch30, ch31, common
 from llm_from_scratch.plots.common import PlotError
 
-E30 = chapter30.learner_evidence()
 E31 = chapter31.learner_evidence()
-WEIGHTS30 = E30.primary.value("attention_weights")[0]     # [h, T, T]
 WEIGHTS31 = E31.primary.value("attention_weights")[0]
 
 BUILDERS = {
-    "ch30.stage_flow": lambda: ch30.stage_flow(E30),
-    "ch30.projections_by_head": lambda: ch30.projections_by_head(E30),
-    "ch30.causal_tables": lambda: ch30.causal_tables(E30),
-    "ch30.output_projection": lambda: ch30.output_projection(E30),
-    "ch30.prefix_and_invariants": lambda: ch30.prefix_and_invariants(E30),
-    "ch30.random_heads_heatmaps": lambda: ch30.random_heads_heatmaps(ch30.random_layer_weights(seed=7)),
     "ch31.block_stage_flow": lambda: ch31.block_stage_flow(E31),
     "ch31.residual_flow": lambda: ch31.residual_flow(E31),
     "ch31.stage_tables": lambda: ch31.stage_tables(E31),
@@ -43,12 +34,6 @@ BUILDERS = {
     "ch31.proofs_panel": lambda: ch31.proofs_panel(E31),
 }
 ALT_TEXTS = {
-    "ch30.stage_flow": lambda: ch30.stage_flow_alt(E30),
-    "ch30.projections_by_head": lambda: ch30.projections_by_head_alt(E30),
-    "ch30.causal_tables": lambda: ch30.causal_tables_alt(E30),
-    "ch30.output_projection": lambda: ch30.output_projection_alt(E30),
-    "ch30.prefix_and_invariants": lambda: ch30.prefix_and_invariants_alt(E30),
-    "ch30.random_heads_heatmaps": lambda: ch30.random_heads_heatmaps_alt(ch30.random_layer_weights(seed=7)),
     "ch31.block_stage_flow": lambda: ch31.block_stage_flow_alt(E31),
     "ch31.residual_flow": lambda: ch31.residual_flow_alt(E31),
     "ch31.stage_tables": lambda: ch31.stage_tables_alt(E31),
@@ -160,7 +145,7 @@ def test_plot_modules_do_not_use_pyplot():
         assert "import matplotlib.pyplot" not in source and "from matplotlib import pyplot" not in source
 
 
-# -- chapter 30 --------------------------------------------------------------------------------
+# -- shared by the chapter tests ---------------------------------------------------------------
 
 def check_causal_table(fig, weights):
     heads, tokens = weights.shape[0], weights.shape[1]
@@ -187,95 +172,6 @@ def check_causal_table(fig, weights):
                 assert text_of(fig, f"prob-h{h}-q{q}-k{k}") == format_number(weights[h, q, k])
                 if k > q:
                     assert weights[h, q, k] == 0.0
-
-
-def test_ch30_causal_tables_mark_visible_masked_and_diagonal(figures):
-    fig = figures["ch30.causal_tables"]
-    assert WEIGHTS30.shape == (2, 3, 3)
-    check_causal_table(fig, WEIGHTS30)          # 18 cells, 6 masked, 12 + 6 underlines, 12 diagonal rectangles
-    text = all_text(fig)
-    for value in ("0.213809", "0.786191", "0.770151", "-0.420735", "0.054696", "0.574348"):
-        assert value in text
-    outputs = E30.primary.value("head_outputs")[0]
-    assert text_of(fig, "head-output-h0-q1").replace("\n", "") == format_vector(outputs[0, 1])
-
-
-def test_ch30_stage_flow_reads_every_shape(figures):
-    fig = figures["ch30.stage_flow"]
-    stages = with_gid(fig, r"stage-[a-z_]+")
-    assert len(stages) == 8
-    assert {one(fig, f"stage-{k}").get_linestyle() for k in ("split", "rotated", "weights", "head_output")} == {"--"}
-    assert one(fig, "stage-output_weight").get_linestyle() == ":"
-    assert "[1,3,4]" in text_of(fig, "stage-input-text") and "[1,2,3,3]" in text_of(fig, "stage-weights-text")
-    assert "[4,4]" in text_of(fig, "stage-output_weight-text")
-    assert len(with_gid(fig, r"arrow-.+")) == 7
-
-
-def test_ch30_projections_by_head_frames_and_values(figures):
-    fig = figures["ch30.projections_by_head"]
-    assert one(fig, "head-0-frame").get_linestyle() == "-"
-    assert one(fig, "head-1-frame").get_linestyle() == "--"
-    rotated = E30.primary.value("rotated_key_heads")[0]
-    assert text_of(fig, "projections-h1-r4-c3") == format_vector(rotated[1, 2]) == "[-1.325444,0.493151]"
-    assert "V остаётся без поворота" in all_text(fig)
-
-
-def test_ch30_output_projection_shows_the_swap(figures):
-    fig = figures["ch30.output_projection"]
-    merged, output = E30.primary.value("merged")[0], E30.primary.value("output")[0]
-    assert text_of(fig, "before-t1-g0-text") == format_vector(merged[1, :2]) == "[0.770151,-0.420735]"
-    assert text_of(fig, "after-t1-g0-text") == format_vector(output[1, :2]) == "[0.213809,0.786191]"
-    assert one(fig, "after-t1-g0").get_linestyle() == "--"          # head 1's group moved to the front
-    assert one(fig, "after-t1-g1").get_linestyle() == "-"
-    assert {a.get_gid() for a in with_gid(fig, r"link-t1-g\d-g\d")} == {"link-t1-g0-g1", "link-t1-g1-g0"}
-    assert one(fig, "wo-head-0-frame").get_linestyle() == "-" and one(fig, "wo-head-1-frame").get_linestyle() == "--"
-
-
-def test_ch30_prefix_and_invariants_read_the_evidence(figures):
-    fig = figures["ch30.prefix_and_invariants"]
-    assert [text_of(fig, f"prefix-status-t{t}-text") for t in range(3)] == [
-        "побитово без изменений", "побитово без изменений", "изменилось"]
-    assert [one(fig, f"prefix-status-t{t}").get_linestyle() for t in range(3)] == ["-", "-", "--"]
-    invariants = with_gid(fig, r"invariant-\d")
-    assert len(invariants) == 6 and all(r.get_linestyle() == "-" and not r.get_hatch() for r in invariants)
-    assert text_of(fig, "invariant-4-text").startswith("64") and text_of(fig, "invariant-5-text").startswith("76")
-    assert format_number(E30.primary.common_offset_max_difference, 12) in text_of(fig, "invariant-3-text")
-
-
-def test_ch30_statuses_follow_the_evidence_booleans():
-    primary = dataclasses.replace(E30.primary, prefix_one_unchanged=False, split_merge_bitwise=False)
-    fig = ch30.prefix_and_invariants(dataclasses.replace(E30, primary=primary))
-    assert text_of(fig, "prefix-status-t1-text") == "изменилось"
-    assert one(fig, "prefix-status-t1").get_linestyle() == "--"
-    assert one(fig, "invariant-0").get_linestyle() == "--" and one(fig, "invariant-0").get_hatch() == "///"
-    assert text_of(fig, "invariant-0-text") == "не восстанавливает тензор"
-
-
-def test_ch30_random_layer_weights_are_seeded_causal_probabilities():
-    weights = ch30.random_layer_weights(heads=4, tokens=8, model_width=16, seed=7)
-    assert weights.shape == (4, 8, 8)
-    assert np.allclose(weights.sum(axis=-1), 1.0)
-    assert np.all(weights[:, np.triu_indices(8, 1)[0], np.triu_indices(8, 1)[1]] == 0.0)
-    assert np.array_equal(weights, ch30.random_layer_weights(seed=7))
-    assert not np.array_equal(weights, ch30.random_layer_weights(seed=8))
-
-
-def test_ch30_heatmaps_hatch_masked_cells_and_label_heads(figures):
-    fig = figures["ch30.random_heads_heatmaps"]
-    masked = with_gid(fig, r"heatmap-h\d-q\d-k\d-masked")
-    assert len(masked) == 4 * 28 and {m.get_hatch() for m in masked} == {"///"}
-    assert [a.get_title() for a in fig.axes[1:5]] == [f"голова {h}" for h in range(4)]
-    assert len(fig.axes) == 6                                   # the sheet, four heads and the colorbar
-    assert all(one(fig, f"heatmap-h{h}").get_cmap().name == "Greys" for h in range(4))
-
-
-@pytest.mark.parametrize("weights", [np.zeros((3, 3)), np.zeros((2, 3, 4)), np.zeros((0, 3, 3)),
-                                     np.full((1, 2, 2), np.nan), -np.ones((1, 2, 2)), 2 * np.ones((1, 2, 2)),
-                                     "weights"])
-def test_ch30_heatmaps_reject_what_they_cannot_draw(weights):
-    with pytest.raises(PlotError, match="random heads heatmaps weights") as caught:
-        ch30.random_heads_heatmaps(weights)
-    assert isinstance(caught.value, LlmFromScratchError)
 
 
 # -- chapter 31 --------------------------------------------------------------------------------

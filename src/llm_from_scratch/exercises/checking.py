@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import textwrap
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,7 +35,7 @@ __all__ = [
     "AnswerFormatError", "Case", "Exercise", "Feedback", "Field", "ItemResult", "Verdict",
     "as_bool", "as_choice", "as_int", "as_int_set", "as_label", "as_list", "as_shape",
     "check_answer", "choice_verdict", "compare_functions", "format_shape", "is_placeholder",
-    "plural", "safe_repr",
+    "plural", "safe_repr", "wrap_lines",
 ]
 
 
@@ -125,8 +126,21 @@ class Exercise:
                 f"Формат ответа: {self.answer_format}")
 
     def check(self, answer: object) -> None:
-        """Напечатать отзыв (для ячейки блокнота)."""
-        print(self.feedback(answer))
+        """Напечатать отзыв (для ячейки блокнота) строками не длиннее ``WIDTH``."""
+        print(wrap_lines(str(self.feedback(answer))))
+
+
+WIDTH = 75  # столько знаков помещается в строку вывода в книге без прокрутки
+
+
+def wrap_lines(text: str, width: int = WIDTH) -> str:
+    """Перенести длинные строки по словам; продолжение — с отступом строки и ещё двумя пробелами."""
+    lines = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        lines.append(textwrap.fill(line, width, subsequent_indent=indent, break_on_hyphens=False)
+                     if len(line) > width else line)
+    return "\n".join(lines)
 
 
 def _placeholder_hint(answer_format: str) -> str:
@@ -294,6 +308,8 @@ def _first_difference(candidate: Callable, arguments: tuple, expected: np.ndarra
     except Exception as error:
         message = str(error).splitlines()[0][:120] if str(error) else ""
         return f"вызов поднял {type(error).__name__}" + (f": {message}" if message else "") + "."
+    if result is None:
+        return "функция вернула None: не забыт ли return?"
     if hasattr(result, "value") and isinstance(result.value, np.ndarray):
         return "функция вернула Tensor; верните массив NumPy (его .value)."
     try:
