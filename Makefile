@@ -54,7 +54,7 @@ test:
 lint: lint-python lint-workflow
 
 lint-python: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks tools
+	$(BIN)/ruff check src tests benchmarks tools book/_ext
 
 lint-workflow: $(STAMP)
 	$(BIN)/zizmor --offline --no-progress .github/workflows

@@ -4,7 +4,8 @@
 * any input - junk of any type, a typical mistake, a broken learner function -
   gets feedback, never an exception, and never the internal fallback;
 * feedback to a wrong answer never contains the exercise's secrets (the answer);
-* ``check_N`` prints the feedback (so ``;`` or an assignment cannot hide it);
+* ``check_N`` prints the feedback (so ``;`` or an assignment cannot hide it)
+  in lines of at most 75 characters (what a book output block holds);
 * hints name objects as the notebook imports them (``ex30.X``), and X exists.
 """
 
@@ -18,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llm_from_scratch.exercises.checking import Exercise, Feedback
+from llm_from_scratch.exercises.checking import WIDTH, Exercise, Feedback
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
 MODULES = {chapter: importlib.import_module(f"llm_from_scratch.exercises.ch{chapter}") for chapter in CHAPTERS}
@@ -123,6 +124,15 @@ def test_check_prints_and_returns_nothing(chapter, number, capsys):
 
 
 @pytest.mark.parametrize(("chapter", "number"), CASES)
+def test_printed_lines_fit_the_book_column(chapter, number, capsys):
+    check = getattr(MODULES[chapter], f"check_{number}")
+    for answer in [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]:
+        check(answer)
+        for line in capsys.readouterr().out.splitlines():
+            assert len(line) <= 75, line   # an output block holds 75 characters
+
+
+@pytest.mark.parametrize(("chapter", "number"), CASES)
 def test_hints_name_what_the_notebook_imports(chapter, number):
     alias, module = CHAPTERS[chapter], MODULES[chapter]
     answers = [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]
@@ -134,8 +144,10 @@ def test_hints_name_what_the_notebook_imports(chapter, number):
 
 
 @pytest.mark.parametrize(("chapter", "number"), CASES)
-def test_feedback_fits_the_page_width(chapter, number):
+def test_printed_feedback_fits_the_page_width(chapter, number, capsys):
+    check = getattr(MODULES[chapter], f"check_{number}")
     answers = [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]
     for answer in answers:
-        for line in str(feedback(chapter, number, answer)).splitlines():
-            assert len(line) <= 76, line
+        check(answer)
+        for line in capsys.readouterr().out.splitlines():
+            assert len(line) <= WIDTH, line

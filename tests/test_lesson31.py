@@ -119,7 +119,7 @@ def test_error_text_names_the_error_and_its_cause():
     text = lesson31.error_text(caught.value)
     assert text.startswith("DecoderBlockError: ") and "причина — MultiHeadAttentionError" in text
     assert "head count 3" in text.replace("\n    ", " ")
-    assert max(len(line) for line in text.splitlines()) <= 76
+    assert max(len(line) for line in text.splitlines()) <= 75
 
 
 def test_the_notebook_solutions_pass_their_checkers():

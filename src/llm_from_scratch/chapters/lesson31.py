@@ -122,7 +122,7 @@ def rows_one_at_a_time(block: DecoderBlock, x: np.ndarray) -> np.ndarray:
 
 # -- printing for the page: 76 columns, errors with their causes ---------------
 
-def wrap_lines(text: str, width: int = 76, indent: str = "    ") -> str:
+def wrap_lines(text: str, width: int = 75, indent: str = "    ") -> str:
     """Every line at most ``width`` characters; long lines break after ``|``, a
     space or a comma, and go on indented. ``"".join`` of the pieces of a line
     (indents removed) gives the line back."""
@@ -139,7 +139,7 @@ def wrap_lines(text: str, width: int = 76, indent: str = "    ") -> str:
     return "\n".join(out)
 
 
-def error_text(error: BaseException, width: int = 76) -> str:
+def error_text(error: BaseException, width: int = 75) -> str:
     """``Class: message``, then each chained cause on its own line, wrapped."""
     lines = [f"{type(error).__name__}: {error}"]
     cause = error.__cause__

@@ -1,610 +1,688 @@
-"""Упражнения главы 30: каузальное многоголовое внимание с RoPE.
+"""Проверки упражнений главы 30 (условия — в тетрадке главы).
 
-Для каждого упражнения N есть три функции:
+В тетрадке модуль импортирован как ``ex30``: ``ex30.check_3(answer)``
+печатает отзыв. ``EXERCISES[N]`` — объект ``Exercise`` упражнения 30.N.
 
-* ``describe_exercise_N()`` — условие, формат ответа, варианты и шаблон ячейки;
-* ``check_exercise_N(answer)`` — проверка любого значения, всегда ``Feedback``;
-* ``solution_N()`` — эталонный ответ из главы в принятом формате.
-
-Варианты выбора лежат в константах ``EXERCISE_4_OPTIONS`` и
-``EXERCISE_7_OPTIONS``; ответ — буква варианта. ``EXERCISES`` связывает номер
-упражнения с его тремя функциями.
+Упражнения 30.1–30.8 проверяют рассуждение (метки, формы, варианты,
+числа); в 30.9–30.11 учащийся пишет функцию на NumPy, и она сравнивается с
+библиотекой на случаях, которых нет в тетрадке.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import numpy as np
 
-from .feedback import (
+from ..heads import split_heads as library_split_heads
+from ..rope import RotaryEmbedding
+from ..tensor import Tensor
+from ..tensor import causal_softmax as library_causal_softmax
+from .checking import (
     AnswerFormatError,
-    CountTerm,
+    Case,
     Exercise,
-    ExerciseSpec,
     Feedback,
     Field,
-    Text,
     Verdict,
-    answer_template,
+    as_int,
+    as_int_set,
     as_label,
+    as_list,
+    as_shape,
     check_answer,
     choice_verdict,
-    count_verdict,
-    diagnose_counts,
-    plural,
-    prefix_rows_fields,
+    compare_functions,
+    format_shape,
     safe_repr,
-    shape_field,
 )
 
-__all__ = [
-    "EXERCISES", "EXERCISE_1_LABELS", "EXERCISE_2_STAGES", "EXERCISE_4_OPTIONS", "EXERCISE_7_OPTIONS",
-    *(f"{kind}_{n}" for n in range(1, 9) for kind in ("check_exercise", "describe_exercise", "solution")),
-]
+__all__ = ["EXERCISES", "HEAD_LABELS", "OPTIONS_4", "OPTIONS_7", "STAGES_2",
+           *(f"check_{n}" for n in range(1, 12))]
 
-_MODULE = "ch30"
 
 # ---------------------------------------------------------------------------
-# Упражнение 1: допустимые числа голов при d_model = 6
+# 30.1. Какие h допустимы при d_model = 6
 # ---------------------------------------------------------------------------
 
-EXERCISE_1_LABELS = {
-    "valid": "допустимо: d_model делится на h, и ширина головы d_h чётная",
-    "indivisible": "недопустимо: d_model не делится на h без остатка",
-    "odd_head_width": "недопустимо: d_h = d_model / h нечётная, RoPE не разбить на пары",
+HEAD_LABELS = {
+    "ok": "слой собирается: 6 делится на h, и d_h = 6 / h чётная",
+    "indivisible": "6 не делится на h без остатка",
+    "odd": "6 делится на h, но d_h = 6 / h нечётная",
 }
-_WIDTH_1 = 6
-_HEADS_1 = (1, 2, 3, 4, 6)
-_PAIRS_HINT = "RoPE в этой главе поворачивает соседние пары координат всей головы, поэтому d_h обязана быть чётной."
-_DIVIDE_HINT = "Сначала проверьте делимость: d_h = d_model / h должна быть целой; только потом — её чётность."
-
-_SPEC_1 = ExerciseSpec(
-    "30.1",
-    "Для d_model = 6 классифицируйте h = 1, 2, 3, 4 и 6 по правилу главы: "
-    "d_model делится на h, и ширина головы d_h = d_model / h чётная (для RoPE).",
-    'словарь {h: метка} для h = 1, 2, 3, 4, 6; метка — "valid", "indivisible" или "odd_head_width" '
-    "(значения меток — в ch30.EXERCISE_1_LABELS).",
-    answer_template(_MODULE, 1, _HEADS_1),
-    {"Метки (EXERCISE_1_LABELS):": EXERCISE_1_LABELS},
-)
+_WIDTH_1, _HEADS_1 = 6, (1, 2, 3, 4, 6)
+_HINT_1 = ("Проверяйте по порядку: сначала делится ли 6 на h нацело, и только для целой "
+           "d_h = 6 / h — чётна ли она (RoPE поворачивает координаты парами).")
 
 
 def _head_label(heads: int) -> str:
     if _WIDTH_1 % heads:
         return "indivisible"
-    return "valid" if (_WIDTH_1 // heads) % 2 == 0 else "odd_head_width"
+    return "ok" if (_WIDTH_1 // heads) % 2 == 0 else "odd"
 
 
-def _head_count_check(heads: int):
+def _head_count_field(heads: int) -> Field:
     truth = _head_label(heads)
-    width = _WIDTH_1 // heads
-    pairs = f"{width // 2} {plural(width // 2, 'пару', 'пары', 'пар')}"
-    unpaired = "единственная координата головы" if width == 1 else "одна координата головы"
-    reason = {
-        "valid": f"d_h = 6 / {heads} = {width}, чётная: RoPE поворачивает {pairs} координат",
-        "odd_head_width": f"6 делится на {heads}, но d_h = {width} нечётная: {unpaired} остаётся без пары для RoPE",
-        "indivisible": f"6 / {heads} = {_WIDTH_1 / heads:g} — не целое, ширину головы не выбрать",
-    }[truth]
 
     def check(value: object) -> Verdict:
-        label = as_label(value, tuple(EXERCISE_1_LABELS))
+        label = as_label(value, tuple(HEAD_LABELS))
         if label == truth:
-            return Verdict(True, f'"{label}": {reason}.')
-        if truth == "indivisible":
-            return Verdict(False, f'"{label}" не подходит: {reason}; до проверки чётности дело не доходит.',
-                           _DIVIDE_HINT)
-        if label == "indivisible":
-            return Verdict(False, f'"{label}" не подходит: 6 делится на {heads} без остатка, d_h = {width}.',
-                           _DIVIDE_HINT)
-        return Verdict(False, f'"{label}" не подходит: {reason}.', _PAIRS_HINT)
+            return Verdict(True, "верно.")
+        if label == "ok":
+            problem = "слой с таким числом голов не собрать: одно из двух условий нарушено."
+        elif truth == "ok":
+            problem = "здесь оба условия выполняются; пересчитайте d_h."
+        else:
+            problem = "нарушено другое условие."
+        return Verdict(False, f'"{label}" не подходит: {problem}', _HINT_1)
 
-    return check
-
-
-def check_exercise_1(answer: object) -> Feedback:
-    """Проверить словарь ``{h: "valid" | "indivisible" | "odd_head_width"}``."""
-    fields = [Field(heads, f"h={heads}", _head_count_check(heads)) for heads in _HEADS_1]
-    return check_answer(_SPEC_1, answer, fields,
-                        default_hint="Для каждого h проверьте, делится ли 6 на h, и если да — чётна ли d_h.")
+    return Field(heads, f"h = {heads}", check)
 
 
-def solution_1() -> dict[int, str]:
-    return {heads: _head_label(heads) for heads in _HEADS_1}
+def _evaluate_1(answer: object) -> Feedback:
+    return check_answer("30.1", _FORMAT_1, answer, [_head_count_field(h) for h in _HEADS_1],
+                        default_hint=_HINT_1)
 
 
-def describe_exercise_1() -> Text:
-    return _SPEC_1.describe()
+_FORMAT_1 = 'словарь {h: метка} для h = 1, 2, 3, 4, 6; метки — ключи ex30.HEAD_LABELS.'
+
+
+def _wrong_1() -> list[object]:
+    return [
+        {h: "ok" for h in _HEADS_1},                                   # only divisibility
+        {1: "ok", 2: "ok", 3: "ok", 4: "indivisible", 6: "ok"},
+        {1: "ok", 2: "odd", 3: "ok", 4: "odd", 6: "odd"},               # d_h = 1.5 called odd
+        {1: "ok", 2: "indivisible", 3: "ok", 4: "indivisible", 6: "odd"},
+        "ok",
+    ]
 
 
 # ---------------------------------------------------------------------------
-# Упражнение 2: формы при B = 2, T = 5, d_model = 12, h = 3
+# 30.2. Формы при B = 2, T = 5, d_model = 12, h = 3
 # ---------------------------------------------------------------------------
 
-EXERCISE_2_STAGES = {
-    "qkv": "Q, K и V после проекций (форма каждого)",
-    "split": "Q, K и V после разделения на головы",
-    "probs_one_head": "вероятности внимания одной головы",
-    "probs_all_heads": "вероятности внимания всех голов вместе",
-    "head_outputs": "выходы всех голов H = A·V",
-    "merged": "после объединения голов",
+STAGES_2 = {
+    "qkv": "Q (и K, V) сразу после проекции",
+    "split": "Q после split_heads",
+    "weights_one_head": "веса внимания одной головы",
+    "weights": "веса внимания всех голов вместе",
+    "head_outputs": "выходы голов A·V",
+    "merged": "после merge_heads (конкатенации)",
     "output": "выход слоя после W_O",
 }
-_UNSPLIT = "проекции Q = X·W_Q, K и V выполняются на полной ширине d_model, до разделения на головы"
-_NO_TRANSPOSE = ("это форма после reshape, но до перестановки осей: split_heads ещё меняет местами "
-                 "оси токенов и голов — ось голов стоит перед осью токенов")
-_NOT_DIVIDED = "ширина не разделена: каждая голова получает d_h = d_model / h признаков, а не все d_model"
-_NO_D_H_IN_PROBS = "вероятности — таблица «запрос × ключ» размера T × T; ширина головы d_h в ней не участвует"
-_SPEC_2 = ExerciseSpec(
-    "30.2",
-    "Проследите все формы при B = 2, T = 5, d_model = 12 и h = 3.",
-    "словарь {этап: форма}; форма — список или кортеж целых чисел, например [1, 3, 4]. "
-    "Этапы и их смысл — в ch30.EXERCISE_2_STAGES.",
-    answer_template(_MODULE, 2, tuple(EXERCISE_2_STAGES)),
-    {"Этапы — ключи словаря (EXERCISE_2_STAGES):": EXERCISE_2_STAGES},
-)
-
-
-def check_exercise_2(answer: object) -> Feedback:
-    """Проверить словарь форм по этапам многоголового внимания."""
-    full, split, table = ("B", "T", "d_model"), ("B", "h", "T", "d_h"), ("B", "h", "T", "T")
-    fields = [
-        shape_field("qkv", '"qkv"', (2, 5, 12), full, {
-            (2, 3, 5, 4): f"это уже после разделения; {_UNSPLIT}.",
-            (2, 5, 4): f"{_UNSPLIT}, поэтому последняя ось — d_model.",
-        }),
-        shape_field("split", '"split"', (2, 3, 5, 4), split, {
-            (2, 5, 3, 4): f"{_NO_TRANSPOSE}.",
-            (2, 3, 5, 12): f"{_NOT_DIVIDED}.",
-            (2, 5, 12): "это форма до разделения; split_heads добавляет ось голов: [B, h, T, d_h].",
-        }),
-        shape_field("probs_one_head", '"probs_one_head"', (2, 5, 5), ("B", "T", "T"), {
-            (2, 3, 5, 5): "это вероятности всех голов сразу; у одной головы таблица [B, T, T].",
-            (2, 5, 4): f"{_NO_D_H_IN_PROBS}.",
-            (5, 5): "потеряна ось батча: у каждого примера батча своя таблица [T, T].",
-        }),
-        shape_field("probs_all_heads", '"probs_all_heads"', (2, 3, 5, 5), table, {
-            (2, 5, 5): "это одна голова; у всех голов вместе добавляется ось голов: [B, h, T, T].",
-            (2, 5, 3, 5): "ось голов стоит перед осью запросов, как после split_heads: [B, h, T, T].",
-            (2, 3, 5, 4): f"{_NO_D_H_IN_PROBS}.",
-        }),
-        shape_field("head_outputs", '"head_outputs"', (2, 3, 5, 4), split, {
-            (2, 3, 5, 5): "это вероятности A; выход головы — смесь значений A·V шириной d_h.",
-            (2, 5, 3, 4): "до merge_heads ось голов остаётся перед осью токенов: [B, h, T, d_h].",
-            (2, 3, 5, 12): "каждая голова смешивает только свои значения ширины d_h, а не все d_model.",
-            (2, 5, 4): "это одна голова; выходы всех голов — [B, h, T, d_h].",
-        }),
-        shape_field("merged", '"merged"', (2, 5, 12), full, {
-            (2, 3, 5, 4): "это ещё до объединения; merge_heads возвращает [B, T, d_model].",
-            (2, 5, 3, 4): "после перестановки осей merge_heads склеивает последние две оси: h · d_h = d_model.",
-            (2, 5, 4): "конкатенация склеивает выходы всех h голов: h · d_h = d_model.",
-        }),
-        shape_field("output", '"output"', (2, 5, 12), full, {
-            (12, 12): "это форма самой матрицы W_O; выход слоя — строки [B, T, d_model].",
-            (2, 5, 4): "W_O имеет форму [d_model, d_model], поэтому выход слоя снова ширины d_model.",
-        }),
-    ]
-    return check_answer(_SPEC_2, answer, fields, default_hint=(
-        "Цепочка: [B, T, d_model] → split_heads → [B, h, T, d_h] → вероятности [B, h, T, T] → "
-        "выходы голов [B, h, T, d_h] → merge_heads → [B, T, d_model] → W_O → [B, T, d_model]."))
-
-
-def solution_2() -> dict[str, list[int]]:
-    return {
-        "qkv": [2, 5, 12], "split": [2, 3, 5, 4], "probs_one_head": [2, 5, 5], "probs_all_heads": [2, 3, 5, 5],
-        "head_outputs": [2, 3, 5, 4], "merged": [2, 5, 12], "output": [2, 5, 12],
-    }
-
-
-def describe_exercise_2() -> Text:
-    return _SPEC_2.describe()
-
-
-# ---------------------------------------------------------------------------
-# Упражнение 3: треугольник каузальной видимости трёх токенов
-# ---------------------------------------------------------------------------
-
-_TOKENS_3 = 3
-_VISIBLE = tuple(tuple(int(key <= query) for key in range(_TOKENS_3)) for query in range(_TOKENS_3))
-_SAME_MASK_HINT = "Треугольник видимости одинаков во всех головах: маска зависит только от позиций, а не от головы."
-_AXES_HINT = "Строка — позиция запроса q, столбец — позиция ключа k; ключ виден, если k ≤ q."
-
-
-def _pattern(rule) -> tuple[tuple[int, ...], ...]:
-    return tuple(tuple(int(rule(query, key)) for key in range(_TOKENS_3)) for query in range(_TOKENS_3))
-
-
-_VISIBILITY_MISTAKES = {
-    _pattern(lambda q, k: k >= q): "это треугольник выше диагонали: так запрос видел бы будущие ключи.",
-    _pattern(lambda q, k: k < q): ("забыта диагональ: позиция q видит и собственный ключ k = q "
-                                   "(иначе у строки 0 не осталось бы ни одного ключа и softmax не определён)."),
-    _pattern(lambda q, k: k > q): ("отмечены закрытые ключи (там, где каузальная маска M = −∞), "
-                                   "а нужна видимость: 1 там, где ключ доступен."),
-    _pattern(lambda q, k: True): "это внимание без каузальной маски: будущие ключи k > q должны быть закрыты.",
-    _pattern(lambda q, k: q == k): "маска закрывает только будущие ключи; прошлые ключи k < q остаются видимыми.",
-    _pattern(lambda q, k: False): "всё закрыто — тогда softmax не определён; токен видит себя и прошлые ключи.",
+_SHAPES_2 = {
+    "qkv": (2, 5, 12), "split": (2, 3, 5, 4), "weights_one_head": (2, 5, 5), "weights": (2, 3, 5, 5),
+    "head_outputs": (2, 3, 5, 4), "merged": (2, 5, 12), "output": (2, 5, 12),
 }
+_MISTAKES_2 = {
+    "qkv": {(2, 3, 5, 4): "это форма после разделения, а проекция работает на всей ширине модели.",
+            (2, 5, 4): "проекция выдаёт строки полной ширины, а не ширины одной головы."},
+    "split": {(2, 5, 3, 4): "это результат reshape без перестановки осей: ось голов идёт перед осью токенов.",
+              (2, 3, 5, 12): "каждая голова получает только d_h признаков, а не все d_model.",
+              (3, 2, 5, 4): "ось батча остаётся первой."},
+    "weights_one_head": {(2, 5, 4): "веса — таблица «запрос × ключ»; ширина головы в неё не входит.",
+                         (5, 5): "пропала ось батча: у каждой последовательности своя таблица.",
+                         (2, 3, 5, 5): "это веса всех голов сразу."},
+    "weights": {(2, 5, 5): "это одна голова; у всех голов есть ещё ось голов.",
+                (2, 5, 3, 5): "ось голов стоит перед осью запросов, как после split_heads.",
+                (2, 3, 5, 4): "веса — таблица «запрос × ключ»; ширина головы в неё не входит."},
+    "head_outputs": {(2, 3, 5, 5): "это веса A; выход головы — смесь значений ширины d_h.",
+                     (2, 5, 3, 4): "до merge_heads ось голов стоит перед осью токенов.",
+                     (2, 3, 5, 12): "голова смешивает только свои значения ширины d_h."},
+    "merged": {(2, 3, 5, 4): "это ещё до объединения голов.",
+               (2, 5, 4): "объединение ставит рядом выходы всех голов."},
+    "output": {(12, 12): "это форма самой матрицы W_O, а не выхода.",
+               (2, 5, 4): "W_O квадратная: выход той же ширины, что и вход слоя."},
+}
+_HINT_2 = "Пройдите цепочку: проекция → split_heads → softmax → A·V → merge_heads → W_O; d_h = 12 / 3."
 
 
-def _visibility_matrix(value: object) -> tuple[tuple[int, ...], ...]:
-    """Матрица 3 × 3 из 0/1 (подходят и True/False, и 1.0/0.0, как у np.tril(np.ones((3, 3))))."""
-    rows = value.tolist() if isinstance(value, np.ndarray) else value
-    if not isinstance(rows, (list, tuple)) or len(rows) != _TOKENS_3 or not all(
-        isinstance(row, (list, tuple, np.ndarray)) and len(row) == _TOKENS_3 for row in rows
-    ):
-        raise AnswerFormatError("нужна матрица 3 × 3 (список из трёх строк по три числа), "
-                                f"получено {safe_repr(value)}. {_AXES_HINT}")
-    cells = [list(row.tolist() if isinstance(row, np.ndarray) else row) for row in rows]
-    flat = [cell for row in cells for cell in row]
-    if not all(isinstance(cell, (bool, int, float, np.bool_, np.integer, np.floating)) for cell in flat):
-        raise AnswerFormatError(f"ячейки матрицы — числа 0 или 1, получено {safe_repr(value)}.")
-    if any(cell not in (0, 1) for cell in flat):
-        if all(0 <= cell <= 1 for cell in flat):
-            raise AnswerFormatError("это похоже на вероятности, а нужна видимость: "
-                                    "1 — ключ доступен запросу, 0 — закрыт каузальной маской.")
-        raise AnswerFormatError(f"в матрице видимости только 0 и 1, получено {safe_repr(value)}.")
-    return tuple(tuple(int(cell) for cell in row) for row in cells)
+def _shape_field(stage: str) -> Field:
+    def check(value: object) -> Verdict:
+        shape = as_shape(value)
+        if shape == _SHAPES_2[stage]:
+            return Verdict(True, "верно.")
+        known = _MISTAKES_2[stage].get(shape)
+        if known:
+            return Verdict(False, f"{format_shape(shape)}: {known}", _HINT_2)
+        return Verdict(False, f"{format_shape(shape)} — не та форма; сверьте число осей и их порядок.", _HINT_2)
+
+    return Field(stage, f'"{stage}"', check)
 
 
-def _visibility_verdict(value: object) -> Verdict:
-    matrix = _visibility_matrix(value)
+def _evaluate_2(answer: object) -> Feedback:
+    return check_answer("30.2", _FORMAT_2, answer, [_shape_field(stage) for stage in STAGES_2],
+                        default_hint=_HINT_2)
+
+
+_FORMAT_2 = "словарь {этап: форма}, этапы — ключи ex30.STAGES_2, форма — список целых, например [1, 3, 4]."
+
+
+def _wrong_2() -> list[object]:
+    right = {stage: list(shape) for stage, shape in _SHAPES_2.items()}
+    return [
+        {**right, "split": [2, 5, 3, 4]},
+        {**right, "qkv": [2, 3, 5, 4]},
+        {**right, "weights": [2, 3, 5, 4], "weights_one_head": [2, 5, 4]},
+        {**right, "output": [12, 12]},
+        [2, 5, 12],
+    ]
+
+
+# ---------------------------------------------------------------------------
+# 30.3. Треугольник видимости трёх токенов в обеих головах
+# ---------------------------------------------------------------------------
+
+_T_3 = 3
+_VISIBLE = tuple(tuple(int(key <= query) for key in range(_T_3)) for query in range(_T_3))
+_HINT_3 = "Строка — запрос q, столбец — ключ k; ключ виден запросу, если k ≤ q. Маска одна на все головы."
+
+
+def _matrix_3(value: object) -> tuple[tuple[int, ...], ...]:
+    rows = as_list(value.tolist() if isinstance(value, np.ndarray) and value.ndim == 2 else value,
+                   "матрица")
+    if len(rows) != _T_3:
+        raise AnswerFormatError(f"нужна матрица 3 × 3 (три строки), получено {safe_repr(value)}.")
+    cells = [as_list(row, f"строка {q}") for q, row in enumerate(rows)]
+    if any(len(row) != _T_3 for row in cells):
+        raise AnswerFormatError(f"в каждой строке три ячейки, получено {safe_repr(value)}.")
+    out = []
+    for q, row in enumerate(cells):
+        values = []
+        for k, cell in enumerate(row):
+            number = int(cell) if isinstance(cell, (bool, np.bool_)) else as_int(
+                cell, f"ячейка ({q}, {k})", allow_integral_float=True)
+            if number not in (0, 1):
+                raise AnswerFormatError(f"ячейка ({q}, {k}) = {number}; в матрице видимости только 0 и 1.")
+            values.append(number)
+        out.append(tuple(values))
+    return tuple(out)
+
+
+def _visibility_check(value: object) -> Verdict:
+    matrix = _matrix_3(value)
     if matrix == _VISIBLE:
-        return Verdict(True, "запрос q видит ключи k ≤ q: единицы на диагонали и ниже, нули выше.")
-    if matrix in _VISIBILITY_MISTAKES:
-        return Verdict(False, _VISIBILITY_MISTAKES[matrix], _AXES_HINT)
-    cells = [
-        f"({query}, {key}) — " + ("ключ доступен" if _VISIBLE[query][key] else "будущий ключ закрыт")
-        for query in range(_TOKENS_3) for key in range(_TOKENS_3) if matrix[query][key] != _VISIBLE[query][key]
-    ]
-    return Verdict(False, "неверные ячейки (q, k): " + "; ".join(cells) + ".", _AXES_HINT)
+        return Verdict(True, "верно.")
+    if all(matrix[q][q] == 0 for q in range(_T_3)) and any(map(any, matrix)):
+        return Verdict(False, "диагональ закрыта: запрос видит и свой собственный ключ.", _HINT_3)
+    if any(matrix[q][k] for q in range(_T_3) for k in range(q + 1, _T_3)):
+        return Verdict(False, "открыт ключ правее запроса: так запрос заглядывал бы в будущее.", _HINT_3)
+    closed = [f"({q}, {k})" for q in range(_T_3) for k in range(q) if not matrix[q][k]]
+    return Verdict(False, "закрыты ключи, которые запрос видеть должен: " + ", ".join(closed) + ".", _HINT_3)
 
 
-def _single_matrix(value: object) -> Verdict:
-    verdict = _visibility_verdict(value)
-    state = "сама матрица верна." if verdict.ok else f"и в самой матрице ошибка: {verdict.message}"
-    return Verdict(False, f"Оформите ответ словарём {{0: матрица, 1: матрица}} — по матрице на голову; {state}",
-                   _SAME_MASK_HINT)
+def _evaluate_3(answer: object) -> Feedback:
+    fields = [Field(head, f"голова {head}", _visibility_check) for head in (0, 1)]
+    return check_answer("30.3", _FORMAT_3, answer, fields, default_hint=_HINT_3)
 
 
-_SPEC_3 = ExerciseSpec(
-    "30.3",
-    "Заполните треугольник каузальной видимости из трёх токенов для обеих голов.",
-    "словарь {голова: матрица} для голов 0 и 1; матрица 3 × 3 — список строк или массив NumPy, "
-    "строка — позиция запроса q, столбец — позиция ключа k; 1 — ключ виден, 0 — закрыт "
-    "(подходят и True/False, и 1.0/0.0).",
-    answer_template(_MODULE, 3, (0, 1)),
-)
+_FORMAT_3 = "словарь {0: матрица, 1: матрица}; матрица 3 × 3 из 0 и 1 (список строк или массив NumPy)."
 
 
-def check_exercise_3(answer: object) -> Feedback:
-    """Проверить ``{0: матрица 3×3, 1: матрица 3×3}`` из 0/1."""
-    fields = [Field(head, f"голова {head}", _visibility_verdict) for head in (0, 1)]
-    feedback = check_answer(_SPEC_3, answer, fields, default_hint=_AXES_HINT, not_mapping=_single_matrix)
-    if sorted(item.status for item in feedback.items) == ["ok", "wrong"]:
-        return Feedback(feedback.exercise, False, feedback.items, f"{_SAME_MASK_HINT} {feedback.hint}")
-    return feedback
-
-
-def solution_3() -> dict[int, list[list[int]]]:
-    return {head: [list(row) for row in _VISIBLE] for head in (0, 1)}
-
-
-def describe_exercise_3() -> Text:
-    return _SPEC_3.describe()
+def _wrong_3() -> list[object]:
+    upper = [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
+    strict = [[0, 0, 0], [1, 0, 0], [1, 1, 0]]
+    ones = [[1, 1, 1]] * 3
+    visible = [list(row) for row in _VISIBLE]
+    return [{0: upper, 1: upper}, {0: strict, 1: strict}, {0: visible, 1: ones}, visible]
 
 
 # ---------------------------------------------------------------------------
-# Упражнение 4: почему одно полноразмерное внимание не равно двум головам
+# 30.4. Одно внимание на всю ширину против двух голов (T = 5, h = 2)
 # ---------------------------------------------------------------------------
 
-EXERCISE_4_OPTIONS = {
-    "A": "Две головы всегда дают разные таблицы вероятностей, а одно полноразмерное вычисление — одну.",
-    "B": "Головы получают разные куски исходного входа X, а полноразмерное внимание — весь X.",
-    "C": ("Одно полноразмерное вычисление строит одну нормализованную таблицу [T, T], общую для всех признаков "
-          "значений; две головы строят две отдельно нормализованные таблицы [T, T], у каждой строки запроса "
-          "в каждой голове свой знаменатель softmax."),
-    "D": "В многоголовом внимании softmax нормализует вероятности по оси голов, а не по оси ключей.",
+OPTIONS_4 = {
+    "A": "У двух голов таблицы весов всегда разные, а у внимания на всю ширину строки таблицы "
+         "всегда одинаковые.",
+    "B": "Внимание на всю ширину строит одну таблицу [5, 5] на все признаки; головы строят две, "
+         "и у каждой свой softmax.",
+    "C": "Каждая голова читает только свою половину входа X, а внимание на всю ширину читает "
+         "весь X целиком.",
+    "D": "В многоголовом слое softmax нормирует веса по оси голов, так что по головам они "
+         "в сумме дают единицу.",
 }
-_SPEC_4 = ExerciseSpec(
-    "30.4",
-    "Объясните, почему одно полноразмерное вычисление внимания не равносильно двум вычислениям "
-    "внутри отдельных голов.",
-    'буква верного варианта, например "X" (варианты — в ch30.EXERCISE_4_OPTIONS).',
-    answer_template(_MODULE, 4),
-    {"Варианты (EXERCISE_4_OPTIONS):": EXERCISE_4_OPTIONS},
-)
+_RIGHT_4 = "одна таблица весов делит все признаки значений, а у каждой головы своя таблица"
+_HINT_4 = "Сосчитайте, сколько таблиц [T, T] нормирует softmax в каждом случае и по какой оси."
 
 
-def check_exercise_4(answer: object) -> Feedback:
-    """Проверить букву варианта из ``EXERCISE_4_OPTIONS``."""
+def _evaluate_4(answer: object) -> Feedback:
     field = Field(None, "вариант", lambda value: choice_verdict(
-        value, EXERCISE_4_OPTIONS, "C",
-        "верно: различие в числе отдельно нормализованных таблиц; при некоторых параметрах их значения "
-        "могут и совпасть.",
-        {
-            "A": "таблицы голов могут совпасть при некоторых входах и параметрах; различие — в устройстве "
-                 "(сколько таблиц и знаменателей), а не в гарантии разных значений.",
-            "B": "проекции выполняются до разделения: каждая голова через свои столбцы W_Q, W_K, W_V "
-                 "может использовать весь вход X.",
-            "D": "softmax всегда идёт по позициям ключей j, отдельно в каждой голове; между головами "
-                 "вероятности не нормализуются.",
-        },
-    ))
-    return check_answer(_SPEC_4, answer, [field], default_hint="Сравните, сколько таблиц [T, T] нормализуется.")
+        value, OPTIONS_4, "B", f"верно: {_RIGHT_4}; совпасть по числам они при этом могут.", {
+            "A": "таблицы голов могут совпасть по числам при подходящих весах; а строки одной таблицы "
+                 "различаются, если различаются оценки.",
+            "C": "проекции выполняются до разделения, и каждая голова через свои столбцы W_Q, W_K, W_V "
+                 "читает весь вход.",
+            "D": "softmax всегда идёт по ключам, отдельно в каждой голове; по головам ничего не нормируется.",
+        }, _HINT_4))
+    return check_answer("30.4", _FORMAT_4, answer, [field], default_hint=_HINT_4)
 
 
-def solution_4() -> str:
-    return "C"
-
-
-def describe_exercise_4() -> Text:
-    return _SPEC_4.describe()
+_FORMAT_4 = 'буква варианта строкой, например "A" (варианты — ex30.OPTIONS_4).'
 
 
 # ---------------------------------------------------------------------------
-# Упражнение 5: W_O на символических строках
+# 30.5. W_O на символических строках
 # ---------------------------------------------------------------------------
 
 _SYMBOLS = "abcd"
-_TERM = re.compile(r"([+-]?)(\d*)\*?([a-z])$|([+-]?)([a-z])\*(\d+)$")
+_TERM = re.compile(r"(?:(\d+)\s*\*\s*)?([abcd])$")
+_HINT_5 = ("В записи строкой y = h · W_O выход j собирает столбец j: y_j = Σ_i h_i · (W_O)_{i,j}. "
+           "Строка i матрицы говорит, куда уходит вход i.")
 
 
-def _linear_form(value: object, what: str = "") -> dict[str, int]:
-    """Разобрать ``"a + c"``, ``"c+a"``, ``"1*a + c"`` в коэффициенты ``{"a": 1, "c": 1}``."""
-    what = f"{what}: " if what else ""
+def _linear_form(value: object) -> dict[str, int]:
+    """``"a + c"``, ``"c+a"``, ``"1*a + c"`` -> ``{"a": 1, "c": 1}``."""
     if not isinstance(value, str):
-        raise AnswerFormatError(f"{what}нужна строка-выражение вроде \"a + b\", получено {safe_repr(value)}.")
-    text = value.translate(str.maketrans({"а": "a", "с": "c", "А": "a", "С": "c", "·": "*"}))
-    text = re.sub(r"\s+", "", text.lower())
-    text = re.sub(r"^y_?\d=", "", text)
-    terms = re.findall(r"[+-]?[^+-]+", text)
-    if not text or "".join(terms) != text:
-        raise AnswerFormatError(f"{what}не удалось разобрать {safe_repr(value)}; "
-                                'пишите сумму букв, например "a + b".')
+        raise AnswerFormatError(f'нужна строка вроде "a + b", получено {safe_repr(value)}.')
+    text = value.lower().translate(str.maketrans({"а": "a", "с": "c", "в": "b", "д": "d"}))
+    text = re.sub(r"^\s*y_?\d\s*=", "", text)
     form: dict[str, int] = {}
-    for term in terms:
-        match = _TERM.match(term)
-        if match is None or (match[3] or match[5]) not in _SYMBOLS:
-            raise AnswerFormatError(f"{what}не удалось разобрать слагаемое {safe_repr(term)}; "
-                                    "используйте буквы a, b, c, d.")
-        sign = -1 if (match[1] or match[4]) == "-" else 1
-        symbol, coefficient = (match[3], match[2]) if match[3] else (match[5], match[6])
-        form[symbol] = form.get(symbol, 0) + sign * int(coefficient or 1)
-    return {symbol: count for symbol, count in sorted(form.items()) if count}
+    for term in text.split("+"):
+        match = _TERM.match(term.strip())
+        if match is None:
+            raise AnswerFormatError(f"не удалось разобрать {safe_repr(value)}: пишите сумму букв a, b, c, d, "
+                                    'например "a + b".')
+        form[match[2]] = form.get(match[2], 0) + int(match[1] or 1)
+    return dict(sorted(form.items()))
 
 
-def _show(form: dict[str, int]) -> str:
-    """Каноническая запись линейной формы: ``{"a": 2, "c": -1}`` → ``"2*a - c"``."""
-    text = ""
-    for symbol, count in form.items():
-        sign = "-" if count < 0 else "+"
-        term = symbol if abs(count) == 1 else f"{abs(count)}*{symbol}"
-        text += f" {sign} {term}" if text else ("-" if count < 0 else "") + term
-    return text or "0"
+def _symbols_row(value: object) -> list[dict[str, int]]:
+    items = as_list(value)
+    if len(items) != 4:
+        raise AnswerFormatError(f"нужно четыре координаты (две головы по d_h = 2), получено {len(items)}.")
+    return [_linear_form(item) for item in items]
 
 
-def _row_check(expected: str, mistakes: dict[str, str], hint: str):
-    """Проверка строки из четырёх символических координат; ``mistakes`` — типичные строки вроде ``"abcd"``."""
-    known = {tuple(row): message for row, message in mistakes.items()}
-
+def _row_field(key: str, expected: str, mistakes: dict[str, str]) -> Field:
     def check(value: object) -> Verdict:
-        if not isinstance(value, (list, tuple, np.ndarray)) or (isinstance(value, np.ndarray) and value.ndim != 1):
-            raise AnswerFormatError('нужен список из четырёх строк-символов, например ["x", "y", "z", "w"], '
-                                    f"получено {safe_repr(value)}.")
-        items = list(value.tolist() if isinstance(value, np.ndarray) else value)
-        if len(items) != 4:
-            count = len(items)
-            return Verdict(False, f"в строке {count} {plural(count, 'координата', 'координаты', 'координат')}, "
-                                  "а нужно 4: две головы по d_h = 2.", hint)
-        shown = [_show(_linear_form(item, f"координата {index}")) for index, item in enumerate(items)]
-        row = "[" + ", ".join(shown) + "]"
-        if tuple(shown) == tuple(expected):
-            return Verdict(True, f"{row}.")
-        return Verdict(False, f"{row}: {known.get(tuple(shown), 'не совпадает с ожидаемой строкой.')}", hint)
+        row = _symbols_row(value)
+        if row == [{symbol: 1} for symbol in expected]:
+            return Verdict(True, "верно.")
+        plain = "".join(next(iter(form)) if len(form) == 1 and min(form.values()) == 1 else "?"
+                        for form in row)
+        return Verdict(False, mistakes.get(plain, "строка не совпадает с тем, что получается по правилу."),
+                       _HINT_5)
 
-    return check
+    return Field(key, f'"{key}"', check)
 
 
 def _y2_check(value: object) -> Verdict:
     form = _linear_form(value)
-    shown = _show(form)
     if form == {"a": 1, "c": 1}:
-        return Verdict(True, f"y_2 = {shown}: единичная часть переносит c, добавленная (W_O)_{{0,2}} = 1 — a; "
-                             "в одной координате встретились признаки обеих голов.")
-    hint = ("В строковом соглашении y = h·W_O, поэтому y_j = Σ_i h_i·(W_O)_{i,j}: выход 2 собирает столбец 2 "
-            "матрицы W_O, а в нём единицы в строках 0 и 2.")
-    mistakes = {
-        "c": "это вклад единичной части (W_O)_{2,2} = 1; добавленная (W_O)_{0,2} = 1 переносит в выход 2 ещё "
-             "координату 0 — это a.",
-        "a": "учтён только добавленный элемент (W_O)_{0,2} = 1; начните с единичной W_O — её (W_O)_{2,2} = 1 "
-             "по-прежнему переносит c (в меняющей группы матрице y_2 = a, но упражнение начинается с единичной).",
-    }
-    return Verdict(False, f"y_2 = {shown}: {mistakes.get(shown, 'не совпадает с ожидаемым выражением.')}", hint)
+        return Verdict(True, "верно: в одной координате встретились обе головы.")
+    if form == {"c": 1}:
+        return Verdict(False, "это вклад одной единичной части; добавленный элемент тоже пишет в y_2.", _HINT_5)
+    if form == {"a": 1}:
+        return Verdict(False, "учтён только добавленный элемент; единичная часть тоже пишет в y_2.", _HINT_5)
+    return Verdict(False, "выражение не совпадает с тем, что даёт столбец 2 новой матрицы.", _HINT_5)
 
 
-_SWAP_HINT = ("W_O из примера меняет местами группы голов: единицы в (0, 2), (1, 3), (2, 0), (3, 1), "
-              "а y_j = Σ_i h_i·(W_O)_{i,j}.")
-_CONCAT_HINT = "Конкатенация ставит выходы голов рядом: сначала все координаты головы 0, затем головы 1."
-_SPEC_5 = ExerciseSpec(
-    "30.5",
-    "Примените меняющую группы местами матрицу W_O из примера к символическим строкам H^(0) = [a, b] и "
-    "H^(1) = [c, d]. Затем возьмите единичную W_O, дополнительно задайте (W_O)_{0,2} = 1 и выведите y_2.",
-    '"concat" — строка после конкатенации, "swapped" — после W_O из примера (списки из четырёх строк-символов); '
-    '"y2" — выражение для y_2 при новой W_O, например "a + b" (порядок слагаемых, пробелы и регистр не важны).',
-    answer_template(_MODULE, 5, ("concat", "swapped", "y2")),
-)
+def _entry_check(value: object) -> Verdict:
+    items = as_list(value)
+    if len(items) != 2:
+        raise AnswerFormatError(f"нужна пара [i, j] — строка и столбец, получено {safe_repr(value)}.")
+    i, j = (as_int(item, "индекс") for item in items)
+    if (i, j) == (2, 1):
+        return Verdict(True, "верно.")
+    if (i, j) == (1, 2):
+        return Verdict(False, "с единицей в (1, 2) меняется не y_1; какой индекс — вход, а какой — выход?",
+                       _HINT_5)
+    return Verdict(False, f"с единицей в ({i}, {j}) y_1 не становится b + c.", _HINT_5)
 
 
-def check_exercise_5(answer: object) -> Feedback:
-    """Проверить ``{"concat": [...], "swapped": [...], "y2": "..."}``."""
+def _evaluate_5(answer: object) -> Feedback:
     fields = [
-        Field("concat", '"concat"', _row_check("abcd", {
-            "cdab": "это уже результат после W_O; конкатенация лишь ставит H^(0) и H^(1) рядом.",
+        _row_field("concat", "abcd", {
+            "cdab": "это строка уже после W_O; конкатенация только ставит выходы голов рядом.",
             "acbd": "конкатенация не чередует координаты голов.",
-        }, _CONCAT_HINT)),
-        Field("swapped", '"swapped"', _row_check("cdab", {
-            "abcd": "это конкатенация до W_O; матрица из примера переставляет группы голов.",
-            "badc": "переставлены координаты внутри каждой головы, а W_O из примера меняет местами группы целиком.",
-            "dcba": "это разворот всех координат, а W_O меняет местами группы, сохраняя порядок внутри группы.",
-        }, _SWAP_HINT)),
+        }),
+        _row_field("swapped", "cdab", {
+            "abcd": "это строка до W_O, а матрица примера её меняет.",
+            "badc": "переставлены координаты внутри голов; проверьте, куда уходит каждая строка W_O.",
+            "dcba": "порядок внутри группы головы не меняется.",
+        }),
         Field("y2", '"y2"', _y2_check),
+        Field("entry", '"entry"', _entry_check),
     ]
-    return check_answer(_SPEC_5, answer, fields, default_hint=_SWAP_HINT)
+    return check_answer("30.5", _FORMAT_5, answer, fields, default_hint=_HINT_5)
 
 
-def solution_5() -> dict[str, object]:
-    return {"concat": ["a", "b", "c", "d"], "swapped": ["c", "d", "a", "b"], "y2": "a + c"}
+_FORMAT_5 = ('словарь: "concat" и "swapped" — списки из четырёх букв, "y2" — строка вроде "a + b", '
+             '"entry" — пара [i, j].')
 
 
-def describe_exercise_5() -> Text:
-    return _SPEC_5.describe()
-
-
-# ---------------------------------------------------------------------------
-# Упражнение 6: меняется только токен 2
-# ---------------------------------------------------------------------------
-
-_SPEC_6 = ExerciseSpec(
-    "30.6",
-    "Измените только токен в позиции 2 (в примере три токена: 0, 1, 2). Какие строки выхода могут "
-    "измениться, а какие обязаны остаться побитово прежними?",
-    '"unchanged" и "may_change" — множества номеров строк выхода, например {0} или set() '
-    "(подходят и списки).",
-    answer_template(_MODULE, 6, ("unchanged", "may_change")),
-)
-
-
-def check_exercise_6(answer: object) -> Feedback:
-    """Проверить ``{"unchanged": {...}, "may_change": {...}}``."""
-    fields = prefix_rows_fields(3, 2, "конкатенация и W_O")
-    return check_answer(_SPEC_6, answer, fields, default_hint="Какие строки запросов видят ключ в позиции 2?")
-
-
-def solution_6() -> dict[str, set[int]]:
-    return {"unchanged": {0, 1}, "may_change": {2}}
-
-
-def describe_exercise_6() -> Text:
-    return _SPEC_6.describe()
+def _wrong_5() -> list[object]:
+    right = {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "entry": [2, 1]}
+    return [
+        {**right, "swapped": list("abcd")},
+        {**right, "concat": list("cdab")},
+        {**right, "y2": "c"},
+        {**right, "entry": [1, 2]},
+        {**right, "swapped": list("badc"), "y2": "a"},
+    ]
 
 
 # ---------------------------------------------------------------------------
-# Упражнение 7: где заканчивается разделение групп
+# 30.6. Меняется только токен 2
 # ---------------------------------------------------------------------------
 
-EXERCISE_7_OPTIONS = {
+_HINT_6 = "Какие запросы видят ключ в позиции 2? Голов две, но маска у них одна, и W_O не смешивает строки."
+
+
+def _rows_field(key: str, expected: frozenset[int]) -> Field:
+    def check(value: object) -> Verdict:
+        rows = as_int_set(value, f'"{key}"')
+        if rows == expected:
+            return Verdict(True, "верно.")
+        outside = sorted(rows - {0, 1, 2})
+        if outside:
+            return Verdict(False, f"строк с номерами {outside} нет: токенов три, 0, 1 и 2.", _HINT_6)
+        if key == "unchanged" and 2 in rows:
+            return Verdict(False, "строка 2 читает изменённый токен как свой ключ и своё значение.", _HINT_6)
+        if key == "may_change" and rows & {0, 1}:
+            return Verdict(False, "запросы левее позиции 2 не видят её ключ: маска его закрывает.", _HINT_6)
+        return Verdict(False, "в наборе не хватает строк.", _HINT_6)
+
+    return Field(key, f'"{key}"', check)
+
+
+def _evaluate_6(answer: object) -> Feedback:
+    fields = [_rows_field("unchanged", frozenset({0, 1})), _rows_field("may_change", frozenset({2}))]
+    return check_answer("30.6", _FORMAT_6, answer, fields, default_hint=_HINT_6)
+
+
+_FORMAT_6 = '{"unchanged": набор номеров строк, "may_change": набор номеров строк}, например {0} или set().'
+
+
+def _wrong_6() -> list[object]:
+    return [{"unchanged": set(), "may_change": {0, 1, 2}}, {"unchanged": {0}, "may_change": {1, 2}},
+            {"unchanged": {0, 1, 2}, "may_change": set()}, {0, 1}]
+
+
+# ---------------------------------------------------------------------------
+# 30.7. Где кончается раздельность голов и почему проекция не режет вход
+# ---------------------------------------------------------------------------
+
+OPTIONS_7 = {
     "ends": {
-        "A": "На конкатенации: она склеивает головы и смешивает их признаки.",
-        "B": "На выходной проекции W_O: это первый этап, где признаки разных голов могут попасть в одну "
-             "выходную координату.",
-        "C": "На softmax: вероятности нормализуются по всем головам вместе.",
-        "D": "Нигде: головы остаются раздельными и на выходе слоя.",
+        "A": "При конкатенации: она впервые кладёт обе головы в одну строку и складывает их признаки.",
+        "B": "В softmax: знаменатель каждой строки собирает оценки обеих голов одновременно.",
+        "C": "На умножении на W_O: одна выходная координата впервые может зависеть от обеих голов.",
+        "D": "Нигде: каждая координата выхода слоя всегда зависит только от одной из голов.",
     },
     "why": {
-        "A": "Единичные W_Q, W_K, W_V примера лишь делают группы видимыми; в общем случае каждый столбец "
-             "упакованной проекции использует все координаты входной строки, а на головы делятся только "
-             "спроецированные выходы.",
-        "B": "Плотная проекция изолирует части входа: голова i видит только координаты X с номерами своей группы.",
-        "C": "Разделение на головы выполняется до проекций, поэтому каждой голове достаётся своя часть X.",
-        "D": "Изоляцию нарушает RoPE: поворот смешивает координаты соседних голов.",
+        "A": "Каждый столбец W_Q, W_K, W_V читает всю строку входа; делятся уже выходы проекций.",
+        "B": "Голова i получает только свои столбцы входа X, и чужие признаки ей недоступны.",
+        "C": "Разделение на головы идёт раньше проекций, поэтому каждой достаётся часть X.",
+        "D": "RoPE поворачивает пары внутри головы и стирает следы признаков соседней головы.",
     },
 }
-_SPEC_7 = ExerciseSpec(
-    "30.7",
-    "Объясните, где заканчивается разделение групп в примере и почему общая плотная проекция не изолирует "
-    "фиксированные части исходного входа.",
-    '"ends" и "why" — буквы вариантов (варианты — в ch30.EXERCISE_7_OPTIONS["ends"] и ["why"]).',
-    answer_template(_MODULE, 7, ("ends", "why")),
-    {f'Варианты для "{part}" (EXERCISE_7_OPTIONS["{part}"]):': choices for part, choices in EXERCISE_7_OPTIONS.items()},
-)
+_HINT_7 = "Порядок этапов: проекция → split_heads → RoPE и softmax в каждой голове → конкатенация → W_O."
 
 
-def check_exercise_7(answer: object) -> Feedback:
-    """Проверить ``{"ends": буква, "why": буква}``."""
-    ends = EXERCISE_7_OPTIONS["ends"]
-    why = EXERCISE_7_OPTIONS["why"]
+def _evaluate_7(answer: object) -> Feedback:
     fields = [
         Field("ends", '"ends"', lambda value: choice_verdict(
-            value, ends, "B", "верно: до W_O головы не влияют друг на друга, а W_O может смешать их ветви.", {
-                "A": "конкатенация только ставит координаты голов рядом: у неё нет параметров, и она ничего "
-                     "не смешивает.",
-                "C": "softmax идёт по ключам отдельно в каждой голове; между головами вероятности не нормализуются.",
-                "D": "W_O может складывать координаты разных голов — в упражнении 5 так получилось y_2 = a + c.",
-            })),
+            value, OPTIONS_7["ends"], "C", "верно.", {
+                "A": "у конкатенации нет параметров: она ничего не складывает, только ставит рядом.",
+                "B": "softmax идёт отдельно в каждой голове; её оценки считаются по её Q и K.",
+                "D": "в упражнении 30.5 одна выходная координата уже собрала две головы.",
+            }, _HINT_7)),
         Field("why", '"why"', lambda value: choice_verdict(
-            value, why, "A", "верно: отдельные ветви получают лишь спроецированные выходы общей проекции.", {
-                "B": "так выглядит только пример с единичными W_Q, W_K, W_V; в обученном слое столбцы головы "
-                     "могут использовать все входные признаки.",
-                "C": "порядок обратный: сначала полноразмерные проекции, затем разделение их выходов на головы.",
-                "D": "RoPE поворачивает пары координат внутри одной головы и ничего не переносит между головами.",
-            })),
+            value, OPTIONS_7["why"], "A", "верно.", {
+                "B": "так выглядит только пример с единичными матрицами; в общем случае это не так.",
+                "C": "порядок в слое обратный: сначала проекции, потом разделение.",
+                "D": "RoPE поворачивает пары внутри одной головы и в соседнюю не заглядывает.",
+            }, _HINT_7)),
     ]
-    return check_answer(_SPEC_7, answer, fields,
-                        default_hint="Проследите порядок: проекция → split_heads → внимание → конкатенация → W_O.")
+    return check_answer("30.7", _FORMAT_7, answer, fields, default_hint=_HINT_7)
 
 
-def solution_7() -> dict[str, str]:
-    return {"ends": "B", "why": "A"}
+_FORMAT_7 = '{"ends": буква, "why": буква}; варианты — ex30.OPTIONS_7["ends"] и ex30.OPTIONS_7["why"].'
 
 
-def describe_exercise_7() -> Text:
-    return _SPEC_7.describe()
+def _wrong_7() -> list[object]:
+    return [{"ends": "A", "why": "A"}, {"ends": "C", "why": "C"}, {"ends": "B", "why": "B"},
+            {"ends": "D", "why": "D"}, "C"]
 
 
 # ---------------------------------------------------------------------------
-# Упражнение 8: число параметров при d_model = 128
+# 30.8. Число параметров при d_model = 128
 # ---------------------------------------------------------------------------
 
 _D_8 = 128
-_PER_HEAD = ("посчитаны матрицы одной головы [d_model, d_h]; упакованная W_Q = [W_1^Q … W_h^Q] уже содержит "
-             "все головы, поэтому число от h не зависит")
-_TIMES_HEADS = "каждой голове приписаны полноразмерные матрицы; упакованные матрицы содержат все головы ровно один раз"
-_DIAGNOSES_8 = diagnose_counts(
-    [
-        CountTerm(3 * _D_8**2),
-        CountTerm(_D_8**2, ((0, "не учтена выходная матрица W_O"),)),
-        CountTerm(0, ((4 * _D_8, "добавлены смещения четырёх проекций, а в этом слое их нет"),
-                      (3 * _D_8, "добавлены смещения W_Q, W_K, W_V, а в этом слое их нет"))),
-    ],
-    {
-        **{4 * _D_8**2 // heads: _PER_HEAD for heads in (2, 4, 8, 16, 32, 64)},
-        **{4 * _D_8**2 * heads: _TIMES_HEADS for heads in (2, 4, 8, 16, 32, 64)},
-        _D_8**2: "посчитана одна матрица d_model × d_model, а их четыре: W_Q, W_K, W_V и W_O",
-        4 * _D_8: "посчитаны векторы длины d_model, а каждая из четырёх матриц — d_model × d_model",
-    },
-)
-_SPEC_8 = ExerciseSpec(
-    "30.8",
-    "Вычислите число параметров целевого слоя без смещений при d_model = 128.",
-    "целое число (int); float с целым значением, например 10.0, тоже принимается.",
-    answer_template(_MODULE, 8),
-)
-
-
-def check_exercise_8(answer: object) -> Feedback:
-    """Проверить число параметров: ``int`` (или ``float`` с целым значением)."""
-    hint = ("N = 4·d_model²: четыре матрицы d_model × d_model (W_Q, W_K, W_V, W_O) без смещений; "
-            "число голов на это не влияет.")
-    field = Field(None, "число параметров", lambda value: count_verdict(
-        value, 4 * _D_8**2, _DIAGNOSES_8, "4·128²: W_Q, W_K, W_V и W_O по 128 × 128, смещений нет", hint))
-    return check_answer(_SPEC_8, answer, [field], default_hint=hint)
-
-
-def solution_8() -> int:
-    return 4 * _D_8**2
-
-
-def describe_exercise_8() -> Text:
-    return _SPEC_8.describe()
-
-
-EXERCISES = {
-    1: Exercise(check_exercise_1, solution_1, describe_exercise_1),
-    2: Exercise(check_exercise_2, solution_2, describe_exercise_2),
-    3: Exercise(check_exercise_3, solution_3, describe_exercise_3),
-    4: Exercise(check_exercise_4, solution_4, describe_exercise_4),
-    5: Exercise(check_exercise_5, solution_5, describe_exercise_5),
-    6: Exercise(check_exercise_6, solution_6, describe_exercise_6),
-    7: Exercise(check_exercise_7, solution_7, describe_exercise_7),
-    8: Exercise(check_exercise_8, solution_8, describe_exercise_8),
+_COUNT_8 = 4 * _D_8 ** 2
+_KNOWN_8 = {
+    3 * _D_8 ** 2: "не забыта ли выходная матрица?",
+    _D_8 ** 2: "матриц в слое больше одной.",
+    _COUNT_8 + 4 * _D_8: "в этом слое нет смещений.",
+    _COUNT_8 + 3 * _D_8: "в этом слое нет смещений.",
+    4 * _D_8: "каждая матрица квадратная, а не вектор.",
+    **{_COUNT_8 // h: "матрицы голов уже упакованы в общие матрицы: число голов не делит счёт."
+       for h in (2, 4, 8)},
+    **{_COUNT_8 * h: "каждая голова не получает собственных полных матриц." for h in (2, 4, 8)},
 }
+_HINT_8 = "Перечислите матрицы слоя и их формы; смещений нет, и от h счёт не зависит."
+
+
+def _count_check(value: object) -> Verdict:
+    number = as_int(value, allow_integral_float=True)
+    if number == _COUNT_8:
+        return Verdict(True, "верно: четыре матрицы 128 × 128.")
+    return Verdict(False, f"{number}: " + _KNOWN_8.get(number, "число не сходится."), _HINT_8)
+
+
+def _evaluate_8(answer: object) -> Feedback:
+    return check_answer("30.8", _FORMAT_8, answer, [Field(None, "число параметров", _count_check)],
+                        default_hint=_HINT_8)
+
+
+_FORMAT_8 = "целое число."
+
+
+# ---------------------------------------------------------------------------
+# 30.9–30.11. Код на NumPy против библиотеки
+# ---------------------------------------------------------------------------
+
+def _rng_array(seed: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
+    return scale * np.random.default_rng(seed).standard_normal(shape)
+
+
+# 30.9: split_heads
+
+def _reference_split(x: np.ndarray, heads: int) -> np.ndarray:
+    return library_split_heads(Tensor(x), heads).value
+
+
+_CASES_9 = (
+    Case("B = 1, T = 3, d_model = 4, h = 2", (_rng_array(1, (1, 3, 4)), 2)),
+    Case("B = 2, T = 5, d_model = 12, h = 3", (_rng_array(2, (2, 5, 12)), 3)),
+    Case("B = 3, T = 2, d_model = 8, h = 4", (_rng_array(3, (3, 2, 8)), 4)),
+    Case("B = 1, T = 4, d_model = 6, h = 1", (_rng_array(4, (1, 4, 6)), 1)),
+)
+_HINT_9 = ("[B, T, d_model] → reshape → [B, T, h, d_h] → transpose осей 1 и 2 → [B, h, T, d_h]. "
+           "Голова i — это столбцы i·d_h … (i+1)·d_h − 1.")
+
+
+def _solution_9() -> Callable:
+    def split_heads(x, heads):
+        batch, tokens, width = x.shape
+        return x.reshape(batch, tokens, heads, width // heads).transpose(0, 2, 1, 3)
+
+    return split_heads
+
+
+def _wrong_9() -> list[Callable]:
+    def reshape_only(x, heads):
+        batch, tokens, width = x.shape
+        return x.reshape(batch, heads, tokens, width // heads)
+
+    def no_transpose(x, heads):
+        batch, tokens, width = x.shape
+        return x.reshape(batch, tokens, heads, width // heads)
+
+    def heads_from_rows(x, heads):
+        batch, tokens, width = x.shape
+        return x.reshape(batch, tokens, width // heads, heads).transpose(0, 3, 1, 2)
+
+    return [reshape_only, no_transpose, heads_from_rows]
+
+
+def _evaluate_9(answer: object) -> Feedback:
+    return compare_functions("30.9", answer, _reference_split, _CASES_9, name="split_heads", hint=_HINT_9)
+
+
+# 30.10: causal softmax
+
+def _reference_softmax(scores: np.ndarray) -> np.ndarray:
+    return library_causal_softmax(Tensor(scores)).value
+
+
+_CASES_10 = (
+    Case("одна таблица 3 × 3", (_rng_array(5, (3, 3)),)),
+    Case("[2, 2, 4, 4]: батч и две головы", (_rng_array(6, (2, 2, 4, 4)),)),
+    Case("один токен", (np.array([[0.7]]),)),
+    Case("оценки около 800", (800.0 + _rng_array(7, (1, 4, 4), scale=10.0),)),
+)
+_HINT_10 = ("Закройте ключи правее запроса (k > q) значением −inf до softmax, вычтите максимум строки "
+            "перед exp и нормируйте по последней оси.")
+
+
+def _solution_10() -> Callable:
+    def causal_softmax(scores):
+        tokens = scores.shape[-1]
+        visible = np.tril(np.ones((tokens, tokens), dtype=bool))
+        masked = np.where(visible, scores, -np.inf)
+        masked = masked - masked.max(axis=-1, keepdims=True)
+        weights = np.exp(masked)
+        return weights / weights.sum(axis=-1, keepdims=True)
+
+    return causal_softmax
+
+
+def _wrong_10() -> list[Callable]:
+    def mask_after(scores):
+        tokens = scores.shape[-1]
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        return np.tril(e / e.sum(axis=-1, keepdims=True)) * np.ones((tokens, tokens))
+
+    def no_max(scores):
+        tokens = scores.shape[-1]
+        with np.errstate(over="ignore", invalid="ignore"):
+            e = np.exp(np.where(np.tril(np.ones((tokens, tokens), bool)), scores, -np.inf))
+            return e / e.sum(axis=-1, keepdims=True)
+
+    def upper_triangle(scores):
+        tokens = scores.shape[-1]
+        masked = np.where(np.triu(np.ones((tokens, tokens), bool)), scores, -np.inf)
+        e = np.exp(masked - masked.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    return [mask_after, no_max, upper_triangle]
+
+
+def _evaluate_10(answer: object) -> Feedback:
+    return compare_functions("30.10", answer, _reference_softmax, _CASES_10, name="causal_softmax",
+                             hint=_HINT_10)
+
+
+# 30.11: one RoPE rotation
+
+def _reference_rope(x: np.ndarray, offset: int, base: float) -> np.ndarray:
+    tokens, width = x.shape
+    return RotaryEmbedding(width, offset + tokens, base).rotate(Tensor(x), offset).value
+
+
+_CASES_11 = (
+    Case("d_h = 2, позиции 0–2, основание 100", (_rng_array(8, (3, 2)), 0, 100.0)),
+    Case("d_h = 4, позиции 2–5, основание 100", (_rng_array(9, (4, 4)), 2, 100.0)),
+    Case("d_h = 6, позиции 1–3, основание 10 000", (_rng_array(10, (3, 6)), 1, 10_000.0)),
+    Case("d_h = 8, одна позиция 7, основание 10 000", (_rng_array(11, (1, 8)), 7, 10_000.0)),
+)
+_HINT_11 = ("Пара (2i, 2i+1) строки в позиции p поворачивается на угол p · base^(−2i/d_h): "
+            "[x, y] → [x cos − y sin, x sin + y cos]; позиции начинаются с offset.")
+
+
+def _solution_11() -> Callable:
+    def rope_rotate(x, offset, base):
+        tokens, width = x.shape
+        positions = offset + np.arange(tokens)                     # [T]
+        steps = base ** (-np.arange(0, width, 2) / width)           # [d_h / 2]
+        angles = positions[:, None] * steps                         # [T, d_h / 2]
+        even, odd = x[:, 0::2], x[:, 1::2]
+        out = np.empty_like(x)
+        out[:, 0::2] = even * np.cos(angles) - odd * np.sin(angles)
+        out[:, 1::2] = even * np.sin(angles) + odd * np.cos(angles)
+        return out
+
+    return rope_rotate
+
+
+def _wrong_11() -> list[Callable]:
+    right = _solution_11()
+
+    def backwards(x, offset, base):             # turned by minus the angle
+        return _turn(x, offset, base, sign=-1)
+
+    def halves(x, offset, base):                # pairs (i, i + d/2), another common layout
+        width = x.shape[1]
+        order = np.ravel(np.column_stack([np.arange(width // 2), np.arange(width // 2, width)]))
+        out = np.empty_like(x)
+        out[:, order] = right(x[:, order], offset, base)
+        return out
+
+    def no_offset(x, offset, base):
+        return right(x, 0, base)
+
+    def wrong_step(x, offset, base):            # base^(-i/d_h) instead of base^(-2i/d_h)
+        return _turn(x, offset, base, sign=1, exponent=1.0)
+
+    return [backwards, halves, no_offset, wrong_step]
+
+
+def _turn(x: np.ndarray, offset: int, base: float, sign: int, exponent: float = 2.0) -> np.ndarray:
+    tokens, width = x.shape
+    angles = sign * (offset + np.arange(tokens))[:, None] * base ** (
+        -exponent * np.arange(width // 2) / width)
+    out = np.empty_like(x)
+    out[:, 0::2] = x[:, 0::2] * np.cos(angles) - x[:, 1::2] * np.sin(angles)
+    out[:, 1::2] = x[:, 0::2] * np.sin(angles) + x[:, 1::2] * np.cos(angles)
+    return out
+
+
+def _evaluate_11(answer: object) -> Feedback:
+    return compare_functions("30.11", answer, _reference_rope, _CASES_11, name="rope_rotate", hint=_HINT_11)
+
+
+# ---------------------------------------------------------------------------
+
+EXERCISES: dict[int, Exercise] = {
+    1: Exercise("30.1", _FORMAT_1, _evaluate_1, lambda: {h: _head_label(h) for h in _HEADS_1},
+                wrong_answers=_wrong_1),
+    2: Exercise("30.2", _FORMAT_2, _evaluate_2, lambda: {s: list(shape) for s, shape in _SHAPES_2.items()},
+                wrong_answers=_wrong_2),
+    3: Exercise("30.3", _FORMAT_3, _evaluate_3, lambda: {h: [list(r) for r in _VISIBLE] for h in (0, 1)},
+                wrong_answers=_wrong_3),
+    4: Exercise("30.4", _FORMAT_4, _evaluate_4, lambda: "B", secrets=(_RIGHT_4,),
+                wrong_answers=lambda: ["A", "C", "D", "a", "с"]),
+    5: Exercise("30.5", _FORMAT_5, _evaluate_5,
+                lambda: {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "entry": [2, 1]},
+                wrong_answers=_wrong_5),
+    6: Exercise("30.6", _FORMAT_6, _evaluate_6, lambda: {"unchanged": {0, 1}, "may_change": {2}},
+                wrong_answers=_wrong_6),
+    7: Exercise("30.7", _FORMAT_7, _evaluate_7, lambda: {"ends": "C", "why": "A"}, wrong_answers=_wrong_7),
+    8: Exercise("30.8", _FORMAT_8, _evaluate_8, lambda: _COUNT_8,
+                secrets=("65 536", "65,536", "четыре матрицы 128 × 128"),
+                wrong_answers=lambda: [3 * _D_8 ** 2, _D_8 ** 2, _COUNT_8 + 4 * _D_8, _COUNT_8 // 2, 12345]),
+    9: Exercise("30.9", "функция split_heads(x, heads) на массивах NumPy.", _evaluate_9, _solution_9,
+                wrong_answers=_wrong_9),
+    10: Exercise("30.10", "функция causal_softmax(scores) на массивах NumPy.", _evaluate_10, _solution_10,
+                 wrong_answers=_wrong_10),
+    11: Exercise("30.11", "функция rope_rotate(x, offset, base) на массивах NumPy.", _evaluate_11,
+                 _solution_11, wrong_answers=_wrong_11),
+}
+
+check_1, check_2, check_3, check_4 = (EXERCISES[n].check for n in (1, 2, 3, 4))
+check_5, check_6, check_7, check_8 = (EXERCISES[n].check for n in (5, 6, 7, 8))
+check_9, check_10, check_11 = (EXERCISES[n].check for n in (9, 10, 11))

@@ -35,7 +35,7 @@ __all__ = [
     "AnswerFormatError", "Case", "Exercise", "Feedback", "Field", "ItemResult", "Verdict",
     "as_bool", "as_choice", "as_int", "as_int_set", "as_label", "as_list", "as_shape",
     "check_answer", "choice_verdict", "compare_functions", "format_shape", "is_placeholder",
-    "plural", "safe_repr",
+    "plural", "safe_repr", "wrap_lines",
 ]
 
 
@@ -89,7 +89,7 @@ class Feedback:
         lines += [f"  {item}" for item in self.items]
         if self.hint:
             lines.append(f"Подсказка: {self.hint}")
-        return "\n".join(piece for line in lines for piece in _fit(line))
+        return "\n".join(lines)
 
     __repr__ = __str__
 
@@ -126,20 +126,21 @@ class Exercise:
                 f"Формат ответа: {self.answer_format}")
 
     def check(self, answer: object) -> None:
-        """Напечатать отзыв (для ячейки блокнота)."""
-        print(self.feedback(answer))
+        """Напечатать отзыв (для ячейки блокнота) строками не длиннее ``WIDTH``."""
+        print(wrap_lines(str(self.feedback(answer))))
 
 
-PAGE_WIDTH = 76   # a notebook output line that fits the book's column
+WIDTH = 75  # столько знаков помещается в строку вывода в книге без прокрутки
 
 
-def _fit(line: str) -> list[str]:
-    """A line longer than ``PAGE_WIDTH`` broken at spaces, continued with a
-    deeper indent, so that feedback never scrolls sideways on the page."""
-    if len(line) <= PAGE_WIDTH:
-        return [line]
-    indent = " " * (len(line) - len(line.lstrip()) + 2)
-    return textwrap.wrap(line, PAGE_WIDTH, subsequent_indent=indent, break_on_hyphens=False)
+def wrap_lines(text: str, width: int = WIDTH) -> str:
+    """Перенести длинные строки по словам; продолжение — с отступом строки и ещё двумя пробелами."""
+    lines = []
+    for line in text.splitlines():
+        indent = " " * (len(line) - len(line.lstrip(" ")) + 2)
+        lines.append(textwrap.fill(line, width, subsequent_indent=indent, break_on_hyphens=False)
+                     if len(line) > width else line)
+    return "\n".join(lines)
 
 
 def _placeholder_hint(answer_format: str) -> str:
@@ -307,6 +308,8 @@ def _first_difference(candidate: Callable, arguments: tuple, expected: np.ndarra
     except Exception as error:
         message = str(error).splitlines()[0][:120] if str(error) else ""
         return f"вызов поднял {type(error).__name__}" + (f": {message}" if message else "") + "."
+    if result is None:
+        return "функция вернула None: не забыт ли return?"
     if hasattr(result, "value") and isinstance(result.value, np.ndarray):
         return "функция вернула Tensor; верните массив NumPy (его .value)."
     try:

@@ -1,379 +1,302 @@
-"""Chapter 30 figures: causal multi-head attention on the worked example.
+"""Chapter 30 figures, one function per figure.
 
-Each figure function takes ``llm_from_scratch.chapters.ch30.learner_evidence()``
-(or, for the heatmaps, a ``[h, T, T]`` weights array) and returns a
-``matplotlib.figure.Figure``; its sibling ``*_alt`` returns the Russian alt text.
+Each function takes arrays (from the chapter's example or from
+``chapters.lesson30``) and returns a ``matplotlib.figure.Figure`` built with
+``plots.style``; the notebook shows it as the last expression of a cell.
 
-    from llm_from_scratch.chapters.ch30 import learner_evidence
-    from llm_from_scratch.plots import ch30 as plots
-    evidence = learner_evidence()
-    fig = plots.causal_tables(evidence)          # display(fig) in a notebook
-    plots.causal_tables_alt(evidence)            # alt text next to it
+* ``two_jobs``: two heads with two jobs next to one full-width head;
+* ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
+* ``score_spread``: why scores are divided by ``sqrt(d_h)``;
+* ``rope_circle``: a RoPE pair as an arrow that turns with the position;
+* ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
+* ``example_heads``: the example's causal table in every head;
+* ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``[a, b, c, d]``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
+from matplotlib import colormaps
+from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.patches import Rectangle
+from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from ..attention import MultiHeadAttention
-from ..chapters.ch30 import INVARIANT_TOLERANCE, LearnerEvidence
-from ..chapters.formatting import format_number, format_rows, format_shape, format_vector
-from ..rng import SplitMix64
-from ..tensor import Tensor
-from . import common
-from .common import (
-    INK,
-    LIGHT,
-    MASK_HATCH,
-    PAPER,
-    SHADE,
-    SIZE_SMALL,
-    SIZE_TEXT,
-    STYLE_NAMES,
-    Box,
-    FlowStage,
-    Sheet,
-    causal_tables_figure,
-    check_causal_weights,
-    flow_rows,
-    head_style,
-    pinned_style,
-    prefix_alt,
-    prefix_table,
-    prefix_verdicts,
-    status_grid,
-    text_size,
-)
+from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
-__all__ = [
-    "causal_tables",
-    "causal_tables_alt",
-    "output_projection",
-    "output_projection_alt",
-    "prefix_and_invariants",
-    "prefix_and_invariants_alt",
-    "projections_by_head",
-    "projections_by_head_alt",
-    "random_heads_heatmaps",
-    "random_heads_heatmaps_alt",
-    "random_layer_weights",
-    "stage_flow",
-    "stage_flow_alt",
-]
+__all__ = ["example_heads", "head_split", "output_mixing", "rope_circle", "rope_relative",
+           "score_spread", "two_jobs"]
 
-WIDTH = 1000
+HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
+HEAD_SHADES = ("white", "0.88")
+MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
 
 
-def _head_columns(head: int, head_width: int) -> str:
-    return ",".join(str(c) for c in range(head * head_width, (head + 1) * head_width))
+def _mask_legend(fig: Figure) -> None:
+    fig.legend(handles=[Patch(facecolor="white", edgecolor="0.45", hatch=MASK_HATCH,
+                              label="ключ закрыт каузальной маской")],
+               loc="outside lower center", frameon=False)
 
 
-# -- a. stage flow ----------------------------------------------------------------------
-
-def _flow_stages(evidence: LearnerEvidence) -> list[FlowStage]:
-    s = evidence.shapes
-    return [
-        FlowStage("input", "Вход X", format_shape(s.input), "solid", "[B,T,d_model]"),
-        FlowStage("split", "Q, K, V по головам", format_shape(s.split), "dashed", "проекция, split_heads"),
-        FlowStage("rotated", "После RoPE", format_shape(s.rotated), "dashed", "поворот только Q и K"),
-        FlowStage("weights", "Вероятности внимания", format_shape(s.weights), "dashed", "softmax + каузальная маска"),
-        FlowStage("head_output", "Выходы голов", format_shape(s.head_output), "dashed", "H = A·V"),
-        FlowStage("merged", "После конкатенации", format_shape(s.merged), "solid", "merge_heads"),
-        FlowStage("output_weight", "Выходная проекция W_O", format_shape(s.output_weight), "dotted",
-                  "обучаемая матрица"),
-        FlowStage("output", "Выход слоя", format_shape(s.output), "solid", "Concat(H)·W_O"),
-    ]
+def _colorbar(fig: Figure, image, axes: Sequence[Axes], label: str) -> None:
+    bar = fig.colorbar(image, ax=list(axes), shrink=0.8, pad=0.02)
+    bar.set_label(label)
 
 
-@pinned_style
-def stage_flow(evidence: LearnerEvidence) -> Figure:
-    """Boxes for every stage with its shape from ``evidence.shapes``; frames tell the layout apart."""
-    sheet = Sheet(WIDTH, 330)
-    sheet.text(20, 22, "Формы по этапам: [B,T,d_model] → [B,h,T,d_h] → … → [B,T,d_model]",
-               gid="flow-title", size=SIZE_TEXT, bold=True)
-    flow_rows(sheet, _flow_stages(evidence), per_row=(4, 4), top=48, box_width=218, box_height=76, row_gap=44)
-    sheet.key(20, 268, [("frame-solid", "полная ширина модели [B,T,d_model]"),
-                        ("frame-dashed", "раздельные головы [B,h,T,·]"),
-                        ("frame-dotted", "обучаемая матрица"), ("arrow", "следующий этап")], width=960)
-    return sheet.figure
+# -- two heads, two jobs --------------------------------------------------------------
+
+def _short(value: float) -> str:
+    """A weight in a small cell: ``.99``, ``.02``, or ``1`` when it rounds to one."""
+    text = f"{value:.2f}"
+    return "1" if text == "1.00" else text.lstrip("0")
 
 
-def stage_flow_alt(evidence: LearnerEvidence) -> str:
-    parts = ", ".join(f"{stage.name.lower()} {stage.shape}" for stage in _flow_stages(evidence))
-    return ("Схема этапов многоголового внимания со стрелками слева направо в две строки: " + parts + ". "
-            "Тензоры полной ширины модели обведены сплошной рамкой, тензоры с отдельной осью голов — "
-            "штриховой, обучаемая выходная матрица — пунктирной.")
+@styled
+def two_jobs(two_heads: np.ndarray, one_head: np.ndarray, *, threshold: float = 0.005) -> Figure:
+    """``two_heads: [2, T, T]`` and ``one_head: [T, T]`` as three heatmaps.
 
-
-# -- b. projections by head -------------------------------------------------------------
-
-_PROJECTION_ROWS = (
-    ("после проекции Q", "projected_query_heads"), ("после проекции K", "projected_key_heads"),
-    ("после проекции V", "projected_value_heads"), ("после RoPE Q", "rotated_query_heads"),
-    ("после RoPE K", "rotated_key_heads"),
-)
-
-
-@pinned_style
-def projections_by_head(evidence: LearnerEvidence) -> Figure:
-    """Per head: Q, K, V after the projection and Q, K after RoPE, one column per token."""
-    p = evidence.primary
-    heads, tokens, head_width = evidence.shapes.split[1], evidence.shapes.split[2], evidence.shapes.split[3]
-    panel_h = 180
-    sheet = Sheet(WIDTH, 34 + heads * (panel_h + 14) + 50)
-    sheet.text(20, 18, "Проекции Q, K, V по головам; RoPE поворачивает только Q и K, V остаётся без поворота",
-               gid="projections-title", size=SIZE_TEXT, bold=True)
-    for head in range(heads):
-        top = 34 + head * (panel_h + 14)
-        rows = [[label, *(format_vector(p.value(field)[0, head, t]) for t in range(tokens))]
-                for label, field in _PROJECTION_ROWS]
-        header = ["", *(f"t={t}" for t in range(tokens))]
-        widths = [190, *([(WIDTH - 60 - 190) / tokens] * tokens)]
-        sheet.text(40, top + 16, f"Голова {head} · столбцы {_head_columns(head, head_width)} проекций",
-                   gid=f"head-{head}-title", size=SIZE_TEXT, bold=True)
-        layout = sheet.table(30, top + 28, header, rows, gid=f"projections-h{head}", widths=widths,
-                             row_height=24)
-        split = layout.cell(3, 0).y
-        sheet.line([30, 30 + layout.width], [split, split], "dotted", gid=f"rope-rule-h{head}", linewidth=1.0)
-        sheet.frame(Box(20, top, WIDTH - 40, panel_h), head_style(head), gid=f"head-{head}-frame", linewidth=1.6)
-    sheet.key(20, sheet.height - 44, [("frame-solid", "голова 0"), ("frame-dashed", "голова 1"),
-                                      ("line-dotted", "граница: ниже — после RoPE (только Q и K)")], width=960)
-    return sheet.figure
-
-
-def projections_by_head_alt(evidence: LearnerEvidence) -> str:
-    p = evidence.primary
-    heads, head_width = evidence.shapes.split[1], evidence.shapes.split[3]
-    parts = []
-    for head in range(heads):
-        values = "; ".join(f"{label}: {format_rows(p.value(field)[0, head])}" for label, field in _PROJECTION_ROWS)
-        parts.append(f"Голова {head} (столбцы {_head_columns(head, head_width)}, {STYLE_NAMES[head_style(head)]} "
-                     f"рамка): {values}.")
-    tokens = evidence.shapes.split[2]
-    return (f"Таблицы проекций, по одной на каждую из {heads} голов внимания; строки — этапы, столбцы — токены "
-            f"t=0…{tokens - 1}. " + " ".join(parts) + " Значения V не поворачиваются: RoPE применяется только к Q и K.")
-
-
-# -- c. causal tables -------------------------------------------------------------------
-
-@pinned_style
-def causal_tables(evidence: LearnerEvidence) -> Figure:
-    """Both heads' causal probability tables side by side, with row sums and head outputs."""
-    p = evidence.primary
-    weights, outputs = p.value("attention_weights")[0], p.value("head_outputs")[0]   # [h, T, T], [h, T, d_h]
-    return causal_tables_figure(weights, outputs, "Каузальные вероятности внимания: одна таблица на голову")
-
-
-def causal_tables_alt(evidence: LearnerEvidence) -> str:
-    p = evidence.primary
-    weights, outputs = p.value("attention_weights")[0], p.value("head_outputs")[0]
-    return common.causal_tables_alt(weights, outputs)
-
-
-# -- d. output projection ---------------------------------------------------------------
-
-def _group_links(output_weight: np.ndarray, heads: int, head_width: int) -> list[tuple[int, int]]:
-    """``(source head group, destination group)`` pairs that ``W_O`` connects (any non-zero entry)."""
-    return [(g, j) for g in range(heads) for j in range(heads)
-            if np.any(output_weight[g * head_width:(g + 1) * head_width, j * head_width:(j + 1) * head_width] != 0)]
-
-
-@pinned_style
-def output_projection(evidence: LearnerEvidence) -> Figure:
-    """``W_O``'s rows grouped by the head they read, then every token row before and after ``W_O``."""
-    p = evidence.primary
-    merged, output, w_o = p.value("merged")[0], p.value("output")[0], p.output_weight      # [T, d], [T, d], [d, d]
-    heads, tokens, head_width = evidence.shapes.split[1], evidence.shapes.split[2], evidence.shapes.split[3]
-    links = _group_links(w_o, heads, head_width)
-    sheet = Sheet(WIDTH, 520)
-
-    # W_O, its rows framed by the head whose columns of the concatenation they read.
-    sheet.text(20, 18, f"Выходная проекция W_O {format_shape(w_o.shape)}: строка r умножается на координату r "
-               "конкатенации", gid="wo-title", size=SIZE_TEXT, bold=True)
-    header = ["строка", *(f"столбец {c}" for c in range(w_o.shape[1])), "читает"]
-    rows = [[f"r={r}", *(format_number(v) for v in w_o[r]), f"голову {r // head_width}"] for r in range(w_o.shape[0])]
-    table = sheet.table(40, 34, header, rows, gid="wo", row_height=24)
-    for head in range(heads):
-        first, last = table.row_box(head * head_width), table.row_box((head + 1) * head_width - 1)
-        sheet.frame(Box(first.x - 6, first.y + 2, first.w + 12, last.bottom - first.y - 4), head_style(head),
-                    gid=f"wo-head-{head}-frame", linewidth=1.4)
-
-    notes = ["Куда W_O переносит группы координат:",
-             *(f"группа головы {src} → место группы {dst}" for src, dst in links),
-             "Конкатенация лишь ставит выходы голов рядом;", "смешивать их может только W_O."]
-    sheet.text(table.x + table.width + 40, table.y + table.height / 2, "\n".join(notes), gid="wo-notes",
-               size=SIZE_SMALL)
-    # One block per token: the concatenation (one framed group per head) above, the row after W_O below.
-    top = table.y + table.height + 26
-    sheet.text(20, top, "Строки токенов: сверху — до W_O (конкатенация [голова 0 | голова 1]), снизу — после W_O",
-               gid="rows-title", size=SIZE_TEXT, bold=True)
-    group_w = max(text_size(format_vector(v[t, g * head_width:(g + 1) * head_width]), SIZE_SMALL)[0]
-                  for v in (merged, output) for t in range(tokens) for g in range(heads)) + 8
-    block_w = heads * group_w + (heads - 1) * 8
-    block_gap = (WIDTH - 40 - tokens * block_w) / max(tokens - 1, 1)
-    box_h, drop = 26, 56
-    for t in range(tokens):
-        x0 = 20 + t * (block_w + block_gap)
-        sheet.text(x0 + block_w / 2, top + 26, f"t={t}", gid=f"row-label-t{t}", size=SIZE_TEXT, ha="center",
-                   bold=True)
-        before_y, after_y = top + 40, top + 40 + box_h + drop
-        for g in range(heads):
-            columns = slice(g * head_width, (g + 1) * head_width)
-            gx = x0 + g * (group_w + 8)
-            before = Box(gx, before_y, group_w, box_h)
-            sheet.frame(before, head_style(g), gid=f"before-t{t}-g{g}", linewidth=1.3)
-            sheet.text(before.cx, before.cy, format_vector(merged[t, columns]), gid=f"before-t{t}-g{g}-text",
-                       size=SIZE_SMALL, ha="center")
-            sources = [src for src, dst in links if dst == g]
-            after = Box(gx, after_y, group_w, box_h)
-            sheet.frame(after, head_style(sources[0]) if len(sources) == 1 else "dotted", gid=f"after-t{t}-g{g}",
-                        linewidth=1.3)
-            sheet.text(after.cx, after.cy, format_vector(output[t, columns]), gid=f"after-t{t}-g{g}-text",
-                       size=SIZE_SMALL, ha="center")
-        for src, dst in links:
-            start = (x0 + src * (group_w + 8) + group_w / 2, before_y + box_h + 3)
-            end = (x0 + dst * (group_w + 8) + group_w / 2, after_y - 3)
-            sheet.arrow([start, end], head_style(src), gid=f"link-t{t}-g{src}-g{dst}", linewidth=1.2)
-        sheet.text(x0 + block_w / 2, before_y + box_h + drop / 2, "· W_O", gid=f"map-label-t{t}", size=SIZE_SMALL,
-                   ha="center", backdrop=True)
-    bottom = top + 40 + 2 * box_h + drop + 18
-    used = sheet.key(20, bottom, [("frame-solid", "координаты головы 0"), ("frame-dashed", "координаты головы 1"),
-                                  ("frame-dotted", "смесь голов"), ("arrow", "куда W_O переносит группу")], width=960)
-    sheet.crop(bottom + used + 6)
-    return sheet.figure
-
-
-def output_projection_alt(evidence: LearnerEvidence) -> str:
-    p = evidence.primary
-    merged, output, w_o = p.value("merged")[0], p.value("output")[0], p.output_weight
-    heads, tokens, head_width = evidence.shapes.split[1], evidence.shapes.split[2], evidence.shapes.split[3]
-    links = ", ".join(f"группа головы {src} → место группы {dst}" for src, dst in _group_links(w_o, heads, head_width))
-    rows = "; ".join(f"t={t}: {format_vector(merged[t])} → {format_vector(output[t])}" for t in range(tokens))
-    readers = ", ".join(f"строки {h * head_width}–{(h + 1) * head_width - 1} читают координаты головы {h} "
-                        f"({STYLE_NAMES[head_style(h)]} рамка)" for h in range(heads))
-    return (f"Матрица выходной проекции W_O по строкам: {format_rows(w_o)}; {readers}. Куда W_O переносит группы: "
-            f"{links}. Строки токенов до W_O (конкатенация) и после: {rows}. Конкатенация лишь ставит выходы "
-            "голов рядом, смешивать или переставлять их может только W_O, поэтому это два разных этапа.")
-
-
-# -- e. prefix proof and invariants ---------------------------------------------------------
-
-def _invariants(evidence: LearnerEvidence) -> list[tuple[str, str, bool]]:
-    p, g = evidence.primary, evidence.gradients
-    return [
-        ("Разделение с последующим объединением",
-         "точно восстанавливает тензор" if p.split_merge_bitwise else "не восстанавливает тензор",
-         p.split_merge_bitwise),
-        ("Влияние выходов голов друг на друга",
-         "отсутствует до выходной проекции" if p.head_isolation_before_output else "есть до выходной проекции",
-         p.head_isolation_before_output),
-        ("Вероятности будущих ключей",
-         "точно равны нулю" if p.future_probabilities_zero else "не равны нулю", p.future_probabilities_zero),
-        (f"Общий сдвиг позиций (допуск ε = {format_number(INVARIANT_TOLERANCE, 12)})",
-         f"{'сохраняет' if p.common_offset_weights_preserved else 'меняет'} вероятности внимания: "
-         f"max|Δ| = {format_number(p.common_offset_max_difference, 12)}",
-         p.common_offset_weights_preserved),
-        ("Обучаемые скалярные параметры",
-         f"{evidence.parameters.count} (формула 4·d_model² = {evidence.parameters.formula_count})",
-         evidence.parameters.count == evidence.parameters.formula_count),
-        ("Координаты, проверенные центральными разностями",
-         f"{g.total}: {'все в пределах допуска' if g.passed else 'есть расхождение'}", g.passed),
-    ]
-
-
-@pinned_style
-def prefix_and_invariants(evidence: LearnerEvidence) -> Figure:
-    """Output rows before/after changing only the last token, and the layer's invariants."""
-    p = evidence.primary
-    output, perturbed = p.value("output")[0], p.prefix_perturbed_output[0]
-    unchanged = prefix_verdicts(p)
-    sheet = Sheet(WIDTH, 600)
-    proof = prefix_table(sheet, 20, 8, output, perturbed, unchanged,
-                         title="Меняем только последний токен: строки выхода 0 и 1 не должны измениться")
-    top = proof.bottom + 24
-    sheet.text(20, top, "Инварианты сборки", gid="invariants-title", size=SIZE_TEXT, bold=True)
-    grid = status_grid(sheet, 20, top + 16, _invariants(evidence), width=960, gid="invariant")
-    used = sheet.key(20, grid.bottom + 12, [("frame-solid", "выполнено / побитово без изменений"),
-                                           ("frame-dashed", "изменилось"), ("hatch", "нарушено")], width=960)
-    sheet.crop(grid.bottom + 12 + used + 6)
-    return sheet.figure
-
-
-def prefix_and_invariants_alt(evidence: LearnerEvidence) -> str:
-    p = evidence.primary
-    output, perturbed = p.value("output")[0], p.prefix_perturbed_output[0]
-    unchanged = prefix_verdicts(p)
-    rows = prefix_alt(output, perturbed, unchanged)
-    checks = "; ".join(f"{label.lower()}: {verdict}" for label, verdict, _ in _invariants(evidence))
-    return ("Сверху таблица доказательства префикса: исходная строка выхода и строка после изменения только "
-            f"последнего токена. {rows}. Снизу инварианты сборки: {checks}.")
-
-
-# -- f. random heads ------------------------------------------------------------------------
-
-def random_layer_weights(heads: int = 4, tokens: int = 8, model_width: int = 16, seed: int = 30,
-                         input_scale: float = 4.0, rope_base: float = 10000.0) -> np.ndarray:
-    """``[h, T, T]`` causal probabilities of a fresh ``MultiHeadAttention.new`` layer.
-
-    Weights and the input both come from one ``SplitMix64(seed)``: the layer draws first,
-    then ``T * d_model`` input values uniform on ``[-input_scale, input_scale)``.
+    Cells below ``threshold`` carry no number, so the pattern reads at once.
     """
-    rng = SplitMix64(seed)
-    layer = MultiHeadAttention.new("random", model_width, heads, tokens, rope_base, rng)
-    x = (2.0 * rng.next_f64(tokens * model_width) - 1.0) * input_scale
-    return layer.forward(Tensor(x.reshape(1, tokens, model_width))).attention_weights.value[0]
+    tables = [np.asarray(two_heads[0]), np.asarray(two_heads[1]), np.asarray(one_head)]
+    titles = ["голова 0:\nпредыдущий токен", "голова 1:\nпервый токен", "одна голова\nна всю ширину"]
+    fig = new_figure(height=3.2)
+    axes = fig.subplots(1, 3)
+    for ax, table, title in zip(axes, tables, titles, strict=True):
+        image = attention_heatmap(ax, table, title=title, annotate=False)
+        for query, key in zip(*np.nonzero(np.tril(table >= threshold)), strict=True):
+            value = table[query, key]
+            ax.text(key, query, _short(value),
+                    ha="center", va="center", fontsize=SMALL,
+                    color="white" if value < 0.55 else "black")
+    for ax in axes[1:]:
+        ax.set_ylabel("")
+    _mask_legend(fig)
+    _colorbar(fig, image, axes, "вес внимания")
+    return fig
 
 
-@pinned_style
-def random_heads_heatmaps(attention_weights: object, *, title: str | None = None) -> Figure:
-    """One greyscale heatmap per head of ``[h, T, T]`` probabilities; masked cells (k > q) hatched."""
-    weights = check_causal_weights(attention_weights, "random heads heatmaps")
-    heads, tokens = weights.shape[0], weights.shape[1]
-    sheet = Sheet(WIDTH, 342)
-    sheet.text(20, 16, title or f"Вероятности внимания {heads} голов случайного слоя, {tokens} токенов",
-               gid="heatmaps-title", size=SIZE_TEXT, bold=True)
-    left, right, top, bottom = 60, 90, 52, 84          # pixels around the row of heatmaps
-    gap = 26
-    side = min((WIDTH - left - right - gap * (heads - 1)) / heads, sheet.height - top - bottom)
-    image = None
+# -- the head split as grids --------------------------------------------------------------
+
+CELL = 1.8   # a grid cell is CELL wide and 1 high: room for "−0.84"
+
+
+def _number(value: float, decimals: int = 2) -> str:
+    """``value`` with ``decimals`` digits, a true minus sign and no ``-0.00``."""
+    return f"{round(float(value), decimals) + 0.0:.{decimals}f}".replace("-", "−")
+
+
+def _grid(ax: Axes, values: np.ndarray, left: float, top: float, *, groups: int = 1,
+          first_group: int = 0, label: str = "") -> None:
+    """``values [rows, cols]`` as cells from ``(left, top)`` down; columns split into
+    ``groups`` outlined groups (odd groups hatched and dashed)."""
+    rows, cols = values.shape
+    width = cols // groups
+    for row in range(rows):
+        for col in range(cols):
+            group = first_group + col // width
+            ax.add_patch(Rectangle((left + col * CELL, top - row - 1), CELL, 1,
+                                   facecolor=HEAD_SHADES[group % 2], edgecolor="0.6", linewidth=0.6))
+            ax.text(left + (col + 0.5) * CELL, top - row - 0.5, _number(values[row, col]),
+                    ha="center", va="center", fontsize=SMALL)
+    for group in range(groups):
+        ax.add_patch(Rectangle((left + group * width * CELL, top - rows), width * CELL, rows,
+                               fill=False, edgecolor="black", linewidth=1.6,
+                               linestyle=HEAD_LINES[(first_group + group) % 2]))
+    if label:
+        ax.text(left + cols * CELL / 2, top - rows - 0.3, label, ha="center", va="top", fontsize=FONT)
+
+
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], text: str) -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=14,
+                                 color="black", linewidth=1.2))
+    ax.text((start[0] + end[0]) / 2, start[1] + 0.2, text, ha="center", va="bottom",
+            fontsize=SMALL)
+
+
+@styled
+def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
+    """``x: [T, d_model]`` -> ``q = x W_Q: [T, d_model]`` -> ``heads`` grids ``[T, d_h]``.
+
+    Arcs from every input column into the first column of ``q`` show the
+    projection stage: each projected column reads the whole input row.
+    """
+    x, q = np.asarray(x, float), np.asarray(q, float)
+    tokens, width = x.shape
+    head_width = width // heads
+    gap = 2.4
+    q_left = width * CELL + gap
+    split_left = q_left + width * CELL + gap
+    head_step = tokens + 1.0
+    fig = new_figure(height=0.3 * (heads * head_step + 2.2))
+    ax = fig.add_subplot()
+    ax.set_axis_off()
+    ax.set_aspect("equal")
+    top = 0.0
+    for row in range(tokens):
+        ax.text(-0.2, top - row - 0.5, f"t={row}", ha="right", va="center", fontsize=SMALL)
+    _grid(ax, x, 0, top, label=f"X: [1, {tokens}, {width}]")
+    _grid(ax, q, q_left, top, groups=heads, label=f"Q, K, V: [1, {tokens}, {width}]")
+    for column in range(width):       # one projected column reads every input feature
+        ax.add_patch(FancyArrowPatch(((column + 0.5) * CELL, top), (q_left + 0.5 * CELL, top),
+                                     connectionstyle="arc3,rad=-0.3", arrowstyle="-",
+                                     color="0.45", linewidth=0.8))
+    ax.text(q_left / 2 + 1.5, top + 1.55, "столбец 0 проекции читает все признаки строки X",
+            ha="center", va="bottom", fontsize=SMALL)
+    middle = -tokens / 2
+    _arrow(ax, (width * CELL + 0.15, middle), (q_left - 0.15, middle), "·W")
+    _arrow(ax, (q_left + width * CELL + 0.15, middle), (split_left - 0.15, middle), "split")
     for head in range(heads):
-        x0 = left + head * (side + gap)
-        ax = sheet.figure.add_axes((x0 / WIDTH, 1 - (top + side) / sheet.height, side / WIDTH, side / sheet.height))
-        image = ax.imshow(weights[head], cmap="Greys", vmin=0.0, vmax=1.0, interpolation="nearest")
-        image.set_gid(f"heatmap-h{head}")
-        for q in range(tokens):
-            for k in range(q + 1, tokens):
-                ax.add_patch(Rectangle((k - 0.5, q - 0.5), 1, 1, facecolor=PAPER, edgecolor=LIGHT, linewidth=0.5,
-                                       hatch=MASK_HATCH, hatchcolor=SHADE, gid=f"heatmap-h{head}-q{q}-k{k}-masked"))
-        ax.set_title(f"голова {head}", fontsize=SIZE_TEXT, color=INK)
-        ax.set_xticks(range(tokens))
-        ax.set_yticks(range(tokens))
-        ax.tick_params(labelsize=7.5, length=2, colors=INK)
-        ax.set_xlabel("ключ k", fontsize=SIZE_SMALL, color=INK, labelpad=1)
-        if head == 0:
-            ax.set_ylabel("запрос q", fontsize=SIZE_SMALL, color=INK)
-    cax = sheet.figure.add_axes(((WIDTH - right + 20) / WIDTH, 1 - (top + side) / sheet.height, 14 / WIDTH,
-                                 side / sheet.height))
-    bar = sheet.figure.colorbar(image, cax=cax)
-    bar.set_label("вероятность", fontsize=SIZE_SMALL, color=INK)
-    bar.ax.tick_params(labelsize=7.5, colors=INK)
-    bar.outline.set_edgecolor(INK)
-    sheet.key(20, sheet.height - 40, [("hatch", "закрытый ключ (каузальная маска, вероятность 0)"),
-                                      ("fill", "темнее — больше вероятность")], width=960)
-    return sheet.figure
+        top_h = top - head * head_step + (heads - 1) * head_step / 2
+        cols = slice(head * head_width, (head + 1) * head_width)
+        _grid(ax, q[:, cols], split_left, top_h, first_group=head)
+        ax.text(split_left + head_width * CELL + 0.3, top_h - tokens / 2,
+                f"голова {head}\n[{tokens}, {head_width}]", ha="left", va="center", fontsize=SMALL)
+    bottom = top - tokens - (heads - 1) * head_step / 2
+    ax.text(split_left + head_width * CELL / 2, bottom - 0.3,
+            f"[1, {heads}, {tokens}, {head_width}]", ha="center", va="top", fontsize=FONT)
+    ax.set_xlim(-1.6, split_left + head_width * CELL + 3.2)
+    ax.set_ylim(bottom - 1.4, top + 2.4 + (heads - 1) * head_step / 2)
+    return fig
 
 
-def random_heads_heatmaps_alt(attention_weights: object) -> str:
-    weights = check_causal_weights(attention_weights, "random heads heatmaps")
-    heads, tokens = weights.shape[0], weights.shape[1]
-    last = tokens - 1  # the last query sees every key: where each head looks differs most there
-    parts = []
-    for head in range(heads):
-        key = int(np.argmax(weights[head, last]))
-        parts.append(f"голова {head}: последний запрос {last} сильнее всего смотрит на ключ {key} "
-                     f"(вероятность {format_number(weights[head, last, key])})")
-    return (f"{heads} тепловые карты в оттенках серого, по одной на голову, {tokens}×{tokens} ячеек: строки — "
-            "запросы q, столбцы — ключи k, темнее — больше вероятность. Ячейки над диагональю закрыты "
-            "каузальной маской и заштрихованы. " + "; ".join(parts) + ".")
+# -- why sqrt(d_h) --------------------------------------------------------------------------
+
+@styled
+def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray,
+                 raw_top: np.ndarray, scaled_top: np.ndarray, tokens: int) -> Figure:
+    """Left: the spread of scores against ``d_h``; right: the mean largest softmax weight."""
+    widths = np.asarray(widths, float)
+    fig = new_figure(height=3.0)
+    left, right = fig.subplots(1, 2)
+    left.plot(widths, np.sqrt(widths), ":", color="black", label=r"$\sqrt{d_h}$")
+    left.plot(widths, raw_std, "o", color="black", label=r"$q\cdot k$")
+    left.plot(widths, scaled_std, "s--", color="0.45", label=r"$q\cdot k\,/\sqrt{d_h}$")
+    left.set_ylabel("разброс оценок (ст. откл.)")
+    right.plot(widths, raw_top, "o-", color="black", label=r"оценки $q\cdot k$")
+    right.plot(widths, scaled_top, "s--", color="0.45", label=r"оценки $q\cdot k\,/\sqrt{d_h}$")
+    right.axhline(1.0 / tokens, linestyle=":", color="0.3", label=f"поровну: 1/{tokens}")
+    right.set_ylim(0, 1.02)
+    right.set_ylabel("средний наибольший вес")
+    left.legend(frameon=False, loc="upper left")
+    right.legend(frameon=False, loc="center right", bbox_to_anchor=(1.0, 0.6))
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(widths, [f"{int(w)}" for w in widths])
+        ax.set_xlabel(r"ширина головы $d_h$")
+    return fig
+
+
+# -- RoPE ---------------------------------------------------------------------------------------
+
+@styled
+def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figure:
+    """One unit circle per panel: a title, ``arrows: [P, 2]`` (the pair at positions
+    ``0 .. P-1``) and the positions whose arrows get a number (crowded arrows get few)."""
+    fig = new_figure(height=2.9)
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    circle = np.linspace(0, 2 * np.pi, 200)
+    colours = colormaps[CMAP]
+    for ax, (title, arrows, labelled) in zip(axes, panels, strict=True):
+        arrows = np.asarray(arrows, float)
+        ax.plot(np.cos(circle), np.sin(circle), color="0.7", linewidth=0.8)
+        ax.axhline(0, color="0.85", linewidth=0.6)
+        ax.axvline(0, color="0.85", linewidth=0.6)
+        shades = colours(0.85 * np.arange(len(arrows)) / max(len(arrows) - 1, 1))
+        ax.quiver(np.zeros(len(arrows)), np.zeros(len(arrows)), arrows[:, 0], arrows[:, 1],
+                  color=shades, angles="xy", scale_units="xy", scale=1, width=0.012)
+        for position, (u, v) in enumerate(arrows):
+            if position in labelled:
+                ax.text(1.22 * u, 1.22 * v, f"p={position}" if position else "0",
+                        ha="center", va="center", fontsize=SMALL)
+        ax.set_title(title)
+        ax.set_aspect("equal")
+        ax.set_xlim(-1.45, 1.45)
+        ax.set_ylim(-1.45, 1.45)
+        ax.set_xticks([])
+        ax.set_yticks([])
+    return fig
+
+
+@styled
+def rope_relative(scores: np.ndarray) -> Figure:
+    """Left: ``scores [P, P]`` (query position down, key position across);
+    right: the same numbers against the offset ``m - n``."""
+    scores = np.asarray(scores, float)
+    positions = scores.shape[0]
+    limit = float(np.max(np.abs(scores)))
+    fig = new_figure(height=3.3)
+    left, right = fig.subplots(1, 2, width_ratios=[1.15, 1])
+    image = left.imshow(scores, cmap="cividis", vmin=-limit, vmax=limit)
+    for m in range(positions):
+        for n in range(positions):
+            value = scores[m, n]
+            left.text(n, m, f"{value:.1f}".replace("-", "−"), ha="center", va="center",
+                      fontsize=SMALL, color="white" if value < 0 else "black")
+    left.set_xticks(range(positions))
+    left.set_yticks(range(positions))
+    left.set_xlabel("позиция ключа n")
+    left.set_ylabel("позиция запроса m")
+    left.set_title("оценки после RoPE")
+    fig.colorbar(image, ax=left, shrink=0.8, pad=0.02)
+    offsets = np.arange(positions)
+    for m in range(positions):       # one series per query row: they fall on one curve
+        right.plot(m - offsets, scores[m], linestyle=LINE_STYLES[m % len(LINE_STYLES)],
+                   marker=MARKERS[m], color="0.2", markerfacecolor="none", markersize=6,
+                   linewidth=0.8, label=f"m={m}")
+    right.set_xlabel("смещение m − n")
+    right.set_ylabel(r"оценка $q_m\cdot k_n$")
+    right.set_xticks(range(1 - positions, positions, 2))
+    right.legend(frameon=False, ncols=3, loc="lower center", bbox_to_anchor=(0.5, 1.0),
+                 columnspacing=0.8, handlelength=1.6)
+    return fig
+
+
+# -- the example's heads ---------------------------------------------------------------------
+
+@styled
+def example_heads(weights: np.ndarray) -> Figure:
+    """``weights: [h, T, T]``, one annotated causal table per head, one colour scale."""
+    weights = np.asarray(weights, float)
+    fig = new_figure(width=5.6, height=3.0)
+    axes = fig.subplots(1, weights.shape[0])
+    for head, ax in enumerate(axes):
+        image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
+    for ax in axes[1:]:
+        ax.set_ylabel("")
+    _mask_legend(fig)
+    _colorbar(fig, image, axes, "вес внимания")
+    return fig
+
+
+# -- W_O as a mixing matrix --------------------------------------------------------------------
+
+@styled
+def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[tuple[int, int]]]],
+                  symbols: str = "abcd") -> Figure:
+    """Each panel: a title, a 0/1 matrix ``W_O [4, 4]``, the output ``[a, b, c, d] W_O``
+    written out, and cells to outline. Rows are read from the concatenated row,
+    columns are the outputs ``y_j``; dashed lines separate the two heads."""
+    fig = new_figure(height=3.3)
+    axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    for ax, (title, weight, output, marked) in zip(axes, panels, strict=True):
+        weight = np.asarray(weight, float)
+        size = weight.shape[0]
+        ax.imshow(weight, cmap="Greys", vmin=0, vmax=1.6)
+        for i in range(size):
+            for j in range(size):
+                ax.text(j, i, f"{weight[i, j]:g}", ha="center", va="center", fontsize=FONT,
+                        color="white" if weight[i, j] > 0.8 else "black")
+        for i, j in marked:
+            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="black",
+                                   linewidth=2.5, linestyle=":"))
+        half = size / 2 - 0.5
+        ax.axhline(half, color="black", linestyle="--", linewidth=1)
+        ax.axvline(half, color="black", linestyle="--", linewidth=1)
+        ax.set_xticks(range(size), [f"$y_{j}$" for j in range(size)])
+        ax.set_yticks(range(size), list(symbols[:size]))
+        ax.xaxis.tick_top()
+        ax.set_title(title, pad=24)
+        ax.set_xlabel("y = [" + ", ".join(output) + "]")
+    axes[0].set_ylabel("строка Concat:\nголова 0 | голова 1")
+    return fig

@@ -1,0 +1,227 @@
+"""Experiments of chapter 30's lesson that are not the seed's evidence.
+
+* Two heads with two jobs in one layer: head 0 reads the previous token,
+  head 1 the first token (``two_job_layer``, ``two_job_input``); the same
+  weights with ``heads=1`` give one full-width table for comparison.
+* Why scores are divided by ``sqrt(d_h)``: the spread of raw dot products of
+  random rows grows like ``sqrt(d_h)`` and the softmax saturates
+  (``score_spread``).
+* RoPE as a rotation: every pair of a head is an arrow that turns by
+  ``position * rope_base ** (-2i / d_h)`` (``pair_arrows``); the score of a
+  rotated query and key depends only on the offset ``m - n``
+  (``relative_scores``).
+* The chapter's example with other weights (``example_layer``), and where
+  the two heads first reach the same output coordinate
+  (``changed_output_columns``).
+* ``W_O`` as a mixing matrix: the symbolic output of a 0/1 matrix applied to
+  the concatenated row ``[a, b, c, d]`` (``symbolic_output``).
+* ``wrap``: the report and the trace folded to the book's output width.
+
+Everything the layer computes goes through the package's public API, so the
+lesson's numbers come from the same code as the chapter's example.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..attention import MultiHeadAttention
+from ..parameter import Parameter
+from ..rope import RotaryEmbedding
+from ..tensor import Tensor
+from . import ch30
+
+ROLES = ("query", "key", "value", "output")
+
+# -- two heads, two jobs --------------------------------------------------------
+
+JOB_TOKENS = 6
+JOB_WIDTH = 8          # d_model; with two heads d_h = 4: a fast and a slow pair
+JOB_BASE = 10_000.0    # pair 1 of a head turns by 0.01 rad per position
+JOB_SHARPNESS = 5.0    # length of the constant query and key rows
+CONSTANT, FIRST, CONTENT = 0, 1, 2   # the input features the weights read
+
+
+def two_job_input() -> np.ndarray:
+    """``[1, 6, 8]``: a constant 1, a first-token marker, a content value ``10 (t + 1)``."""
+    x = np.zeros((1, JOB_TOKENS, JOB_WIDTH))
+    x[0, :, CONSTANT] = 1.0
+    x[0, 0, FIRST] = 1.0
+    x[0, :, CONTENT] = 10.0 * np.arange(1, JOB_TOKENS + 1)
+    return x
+
+
+def two_job_weights(sharpness: float = JOB_SHARPNESS) -> dict[str, np.ndarray]:
+    """``W_Q, W_K, W_V, W_O`` (``[8, 8]``, ``y = x @ W``) for the two jobs.
+
+    Head 0 (columns 0-3) uses its fast pair (0, 1): every query is
+    ``[a, 0]``, every key ``R(1) [a, 0]``; after RoPE the score
+    ``a^2 cos(n - m + 1)`` peaks at ``n = m - 1``. Head 1 (columns 4-7) uses
+    its slow pair (6, 7): the query is ``[a, 0]``, the key is ``[a, 0]`` on
+    the first token only. Both heads copy the content value.
+    """
+    d = JOB_WIDTH
+    query, key, value = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
+    query[CONSTANT, 0] = sharpness
+    key[CONSTANT, 0:2] = sharpness * np.array([np.cos(1.0), np.sin(1.0)])
+    query[CONSTANT, 6] = sharpness
+    key[FIRST, 6] = sharpness
+    value[CONTENT, 0] = value[CONTENT, 4] = 1.0
+    return {"query": query, "key": key, "value": value, "output": np.eye(d)}
+
+
+def two_job_layer(heads: int = 2) -> MultiHeadAttention:
+    """The two-job weights as a layer with ``heads`` heads (1 or 2)."""
+    weights = two_job_weights()
+    parameters = [Parameter(f"jobs.{role}.weight", weights[role])
+                  for role in ROLES]
+    return MultiHeadAttention.from_parameters(
+        *parameters, heads=heads, max_positions=JOB_TOKENS,
+        rope_base=JOB_BASE)
+
+
+# -- why sqrt(d_h) ----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ScoreSpread:
+    """Per head width: the spread of scores and how peaked the softmax is."""
+
+    widths: np.ndarray        # d_h
+    raw_std: np.ndarray       # std of q . k
+    scaled_std: np.ndarray    # std of q . k / sqrt(d_h)
+    raw_top: np.ndarray       # mean largest softmax weight, raw scores
+    scaled_top: np.ndarray    # the same for scaled scores
+    tokens: int
+    samples: int
+
+
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
+                 tokens: int = 8, samples: int = 2000,
+                 seed: int = 30) -> ScoreSpread:
+    """Random rows with independent ``N(0, 1)`` coordinates, one query
+    against ``tokens`` keys, ``samples`` times for every head width."""
+    rng = np.random.default_rng(seed)
+    raw_std, scaled_std, raw_top, scaled_top = [], [], [], []
+    for width in widths:
+        q = rng.standard_normal((samples, 1, width))
+        k = rng.standard_normal((samples, tokens, width))
+        raw = np.sum(q * k, axis=-1)                    # [samples, tokens]
+        scaled = raw / np.sqrt(width)
+        raw_std.append(raw.std())
+        scaled_std.append(scaled.std())
+        raw_top.append(_softmax(raw).max(axis=-1).mean())
+        scaled_top.append(_softmax(scaled).max(axis=-1).mean())
+    return ScoreSpread(np.array(widths), np.array(raw_std),
+                       np.array(scaled_std), np.array(raw_top),
+                       np.array(scaled_top), tokens, samples)
+
+
+# -- RoPE as a rotation -------------------------------------------------------------
+
+def pair_angles(head_width: int, rope_base: float) -> np.ndarray:
+    """``[d_h / 2]``: the angle per position of every pair, ``base ** (-2i / d_h)``."""
+    rope = RotaryEmbedding(head_width, 2, rope_base)
+    return np.arctan2(rope.sin[1], rope.cos[1])   # position 1: the step itself
+
+
+def pair_arrows(head_width: int, rope_base: float,
+                positions: int) -> np.ndarray:
+    """``[positions, d_h / 2, 2]``: the unit row ``[1, 0, 1, 0, ...]`` rotated
+    by RoPE at every position, read pair by pair."""
+    rope = RotaryEmbedding(head_width, positions, rope_base)
+    ones = np.tile([1.0, 0.0], head_width // 2)                # [d_h]
+    rows = np.broadcast_to(ones, (positions, head_width))      # [P, d_h]
+    turned = rope.rotate(Tensor(rows), 0).value                # [P, d_h]
+    return turned.reshape(positions, head_width // 2, 2)
+
+
+def relative_scores(query: np.ndarray, key: np.ndarray, rope_base: float,
+                    positions: int) -> np.ndarray:
+    """``[positions, positions]``: ``RoPE_m(q) . RoPE_n(k)`` for every query
+    position ``m`` (rows) and key position ``n`` (columns), same ``q``, ``k``."""
+    query, key = np.asarray(query, float), np.asarray(key, float)
+    rope = RotaryEmbedding(query.shape[-1], positions, rope_base)
+    q = rope.rotate(Tensor(np.broadcast_to(query, (positions, query.size))), 0)
+    k = rope.rotate(Tensor(np.broadcast_to(key, (positions, key.size))), 0)
+    return q.value @ k.value.T
+
+
+# -- the example with other weights ----------------------------------------------------
+
+def example_layer(rope_base: float = ch30.ROPE_BASE, **weights: np.ndarray) -> MultiHeadAttention:
+    """The chapter's layer (``h = 2``, capacity 6); ``query=``, ``key=``,
+    ``value=``, ``output=`` replace its ``[4, 4]`` matrices."""
+    chosen = {**ch30.example_weights(), **weights}
+    parameters = [Parameter(f"attention.{role}.weight", chosen[role]) for role in ROLES]
+    return MultiHeadAttention.from_parameters(
+        *parameters, heads=ch30.HEADS, max_positions=ch30.MAX_POSITIONS,
+        rope_base=rope_base)
+
+
+def changed_output_columns(output_weight: np.ndarray, head: int) -> list[int]:
+    """Output columns that change when only ``head``'s value columns of
+    ``W_V`` are doubled, in the example with this ``W_O``.
+
+    Doubling values touches no softmax: only the head's own output changes,
+    and ``W_O`` decides which output columns see it."""
+    x = Tensor(ch30.example_input())
+    value = np.eye(ch30.MODEL_WIDTH)
+    columns = slice(head * ch30.HEAD_WIDTH, (head + 1) * ch30.HEAD_WIDTH)
+    value[:, columns] *= 2.0
+    before = example_layer(output=output_weight).forward(x).output.value
+    after = example_layer(output=output_weight, value=value).forward(x).output.value
+    return [j for j in range(ch30.MODEL_WIDTH)
+            if not np.array_equal(before[..., j], after[..., j])]
+
+
+# -- W_O as a mixing matrix -----------------------------------------------------------
+
+def mixing_output_weight() -> np.ndarray:
+    """The identity ``[4, 4]`` with ``(W_O)_{0,2} = 1`` added: ``y_2 = a + c``."""
+    weight = np.eye(4)
+    weight[0, 2] = 1.0
+    return weight
+
+
+def symbolic_output(weight: np.ndarray, symbols: str = "abcd") -> list[str]:
+    """``[a, b, c, d] @ W`` written out: output ``j`` sums ``W[i, j] * symbol_i``."""
+    weight = np.asarray(weight, dtype=float)
+    out = []
+    for column in weight.T:
+        terms = []
+        for symbol, factor in zip(symbols, column, strict=True):
+            if factor == 0:
+                continue
+            number = "" if factor == 1 else f"{factor:g}·"
+            terms.append(f"{number}{symbol}")
+        out.append(" + ".join(terms) if terms else "0")
+    return out
+
+
+# -- the report at the book's width ------------------------------------------------------
+
+def wrap(text: str, width: int = 75, indent: str = "    ") -> str:
+    """Fold every line longer than ``width`` after a space, a comma or a ``|``.
+
+    A number is never cut in two (``-0.841471`` stays whole); continuation
+    lines start with ``indent``. Removing each ``"\\n" + indent`` that this
+    inserts gives the text back.
+    """
+    out = []
+    for line in text.splitlines():
+        current = ""
+        for piece in re.findall(r"[^ ,|]*[ ,|]?", line)[:-1] or [""]:
+            if current and len(current) + len(piece) > width:
+                out.append(current)
+                current = indent
+            current += piece
+        out.append(current)
+    return "\n".join(out)

@@ -1,0 +1,157 @@
+"""The lesson's experiments (chapters/lesson30.py) against plain NumPy written here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_from_scratch import Tensor
+from llm_from_scratch.chapters import ch30, lesson30
+
+
+def numpy_rope(x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:
+    """Rotate pairs (2i, 2i+1) of ``x[..., T, d]`` by ``position * base ** (-2i / d)``."""
+    width = x.shape[-1]
+    angles = positions[:, None] * base ** (-np.arange(0, width, 2) / width)   # [T, d/2]
+    cos, sin = np.cos(angles), np.sin(angles)
+    out = np.empty_like(x)
+    out[..., 0::2] = x[..., 0::2] * cos - x[..., 1::2] * sin
+    out[..., 1::2] = x[..., 0::2] * sin + x[..., 1::2] * cos
+    return out
+
+
+def numpy_attention_weights(x: np.ndarray, wq: np.ndarray, wk: np.ndarray, heads: int,
+                            base: float) -> np.ndarray:
+    """``x: [T, d]`` -> causal weights ``[h, T, T]`` computed head by head with loops."""
+    tokens, width = x.shape
+    d_h = width // heads
+    positions = np.arange(tokens, dtype=float)
+    out = np.zeros((heads, tokens, tokens))
+    for head in range(heads):
+        cols = slice(head * d_h, (head + 1) * d_h)
+        q = numpy_rope((x @ wq)[:, cols], positions, base)
+        k = numpy_rope((x @ wk)[:, cols], positions, base)
+        for m in range(tokens):
+            scores = np.array([q[m] @ k[n] for n in range(m + 1)]) / np.sqrt(d_h)
+            e = np.exp(scores - scores.max())
+            out[head, m, : m + 1] = e / e.sum()
+    return out
+
+
+# -- two heads, two jobs ----------------------------------------------------------------
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_two_job_weights_match_a_loop_over_heads_and_rows(heads):
+    x = lesson30.two_job_input()
+    w = lesson30.two_job_weights()
+    got = lesson30.two_job_layer(heads).forward(Tensor(x)).attention_weights.value[0]
+    want = numpy_attention_weights(x[0], w["query"], w["key"], heads, lesson30.JOB_BASE)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
+
+
+def test_head_0_reads_the_previous_token_and_head_1_the_first():
+    forward = lesson30.two_job_layer(2).forward(Tensor(lesson30.two_job_input()))
+    weights = forward.attention_weights.value[0]                  # [2, T, T]
+    tokens = lesson30.JOB_TOKENS
+    assert np.all(weights[0, np.arange(1, tokens), np.arange(tokens - 1)] > 0.99)
+    assert np.all(weights[1, :, 0] > 0.999)
+    content = 10.0 * np.arange(1, tokens + 1)
+    out = forward.output.value[0]                                  # W_O = I
+    np.testing.assert_allclose(out[1:, 0], content[:-1], atol=0.1)   # head 0 copies t - 1
+    np.testing.assert_allclose(out[:, 4], content[0], atol=0.01)      # head 1 copies token 0
+
+
+def test_one_full_width_head_does_neither_job():
+    weights = lesson30.two_job_layer(1).forward(Tensor(lesson30.two_job_input())).attention_weights.value[0, 0]
+    tokens = lesson30.JOB_TOKENS
+    previous = weights[np.arange(2, tokens), np.arange(1, tokens - 1)]
+    first = weights[2:, 0]
+    # from query 2 on, previous token and first token differ: one row cannot put ~1 on both
+    assert np.all(previous + first <= 1.0 + 1e-12)
+    assert np.any(previous < 0.9) and np.any(first < 0.9)
+
+
+# -- why sqrt(d_h) ------------------------------------------------------------------------
+
+def test_score_spread_matches_numpy_and_grows_like_sqrt_width():
+    widths = (2, 8, 32, 128)
+    spread = lesson30.score_spread(widths, tokens=8, samples=500, seed=3)
+    rng = np.random.default_rng(3)
+    for i, width in enumerate(widths):
+        q = rng.standard_normal((500, 1, width))
+        k = rng.standard_normal((500, 8, width))
+        raw = np.einsum("sqd,skd->sk", q, k)
+        top = np.exp(raw - raw.max(axis=1, keepdims=True))
+        top = (top / top.sum(axis=1, keepdims=True)).max(axis=1).mean()
+        assert spread.raw_std[i] == pytest.approx(raw.std(), rel=1e-12)
+        assert spread.scaled_std[i] == pytest.approx(raw.std() / np.sqrt(width), rel=1e-12)
+        assert spread.raw_top[i] == pytest.approx(top, rel=1e-12)
+        assert spread.raw_std[i] == pytest.approx(np.sqrt(width), rel=0.1)
+    assert np.all(np.diff(spread.raw_top) > 0)                       # raw softmax saturates
+    assert np.ptp(spread.scaled_top) < 0.1                           # scaled one does not
+
+
+# -- RoPE -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("width", "base"), [(2, 100.0), (4, 100.0), (8, 10_000.0)])
+def test_pair_angles_and_arrows(width, base):
+    steps = base ** (-np.arange(0, width, 2) / width)
+    np.testing.assert_allclose(lesson30.pair_angles(width, base), steps, rtol=1e-12)
+    arrows = lesson30.pair_arrows(width, base, 6)                   # [P, d/2, 2]
+    angles = np.arange(6)[:, None] * steps
+    np.testing.assert_allclose(arrows, np.stack([np.cos(angles), np.sin(angles)], axis=-1), atol=1e-12)
+
+
+def test_rope_base_does_not_matter_for_one_pair():
+    np.testing.assert_array_equal(lesson30.pair_arrows(2, 100.0, 6), lesson30.pair_arrows(2, 10_000.0, 6))
+    assert not np.allclose(lesson30.pair_arrows(4, 100.0, 6), lesson30.pair_arrows(4, 10_000.0, 6))
+
+
+def test_relative_scores_depend_only_on_the_offset():
+    q, k = np.array([1.0, 0.5, 0.3, -0.2]), np.array([0.4, 1.0, 0.2, 0.5])
+    scores = lesson30.relative_scores(q, k, 100.0, 6)
+    positions = np.arange(6.0)
+    want = numpy_rope(np.tile(q, (6, 1)), positions, 100.0) @ numpy_rope(np.tile(k, (6, 1)), positions, 100.0).T
+    np.testing.assert_allclose(scores, want, atol=1e-12)
+    np.testing.assert_allclose(scores[1:, 1:], scores[:-1, :-1], atol=1e-12)   # constant diagonals
+
+
+# -- W_O ----------------------------------------------------------------------------------------
+
+def test_symbolic_output_of_the_two_output_matrices():
+    assert lesson30.symbolic_output(ch30.swap_output_weight()) == ["c", "d", "a", "b"]
+    mixing = lesson30.mixing_output_weight()
+    assert lesson30.symbolic_output(mixing) == ["a", "b", "a + c", "d"]
+    a, b, c, d = 2.0, 3.0, 5.0, 7.0
+    np.testing.assert_array_equal(np.array([a, b, c, d]) @ mixing, [a, b, a + c, d])
+    assert lesson30.symbolic_output(2 * np.eye(2), "ab") == ["2·a", "2·b"]
+
+
+# -- the example with other weights ----------------------------------------------------------
+
+def test_example_layer_is_the_chapter_layer_unless_told_otherwise():
+    x = Tensor(ch30.example_input())
+    same = lesson30.example_layer().forward(x).output.value
+    np.testing.assert_array_equal(same, ch30.build_attention().forward(x).output.value)
+    other_base = lesson30.example_layer(rope_base=10_000.0).forward(x).attention_weights.value
+    np.testing.assert_array_equal(other_base, ch30.build_attention().forward(x).attention_weights.value)
+
+
+@pytest.mark.parametrize("output", ["swap", "mixing"])
+@pytest.mark.parametrize("head", [0, 1])
+def test_changed_output_columns_follow_the_rows_of_w_o(output, head):
+    weight = ch30.swap_output_weight() if output == "swap" else lesson30.mixing_output_weight()
+    rows = weight[2 * head: 2 * head + 2]                          # what the head's coordinates feed
+    want = [j for j in range(4) if np.any(rows[:, j] != 0)]
+    assert lesson30.changed_output_columns(weight, head) == want
+
+
+# -- the report at the book's width -------------------------------------------------------------
+
+@pytest.mark.parametrize("text", [ch30.render_report(), ch30.render_trace(), "short", "", "a,b c"])
+def test_wrap_keeps_every_character_and_every_number_whole(text):
+    wrapped = lesson30.wrap(text)
+    assert all(len(line) <= 75 for line in wrapped.splitlines())
+    assert wrapped.replace("\n    ", "") == text.rstrip("\n")
+    for line in wrapped.splitlines():
+        assert not line.endswith("-") and not line.lstrip().startswith(".")

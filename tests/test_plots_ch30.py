@@ -1,0 +1,140 @@
+"""Chapter 30 figures draw the data they are given, readable at the book's width."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
+from matplotlib.quiver import Quiver
+from matplotlib.text import Text
+
+from llm_from_scratch import Tensor
+from llm_from_scratch.chapters import ch30, lesson30
+from llm_from_scratch.plots import ch30 as plots30
+from llm_from_scratch.plots import style
+
+EXAMPLE = ch30.build_attention().forward(Tensor(ch30.example_input()))
+WEIGHTS = EXAMPLE.attention_weights.value[0]                      # [2, 3, 3]
+JOBS_TWO = lesson30.two_job_layer(2).forward(Tensor(lesson30.two_job_input())).attention_weights.value[0]
+JOBS_ONE = lesson30.two_job_layer(1).forward(Tensor(lesson30.two_job_input())).attention_weights.value[0, 0]
+SPREAD = lesson30.score_spread((2, 8, 32), samples=200)
+SCORES = lesson30.relative_scores([1.0, 0.5, 0.3, -0.2], [0.4, 1.0, 0.2, 0.5], 100.0, 6)
+SWAP, MIXING = ch30.swap_output_weight(), lesson30.mixing_output_weight()
+
+
+def build(name: str) -> Figure:
+    x = ch30.example_input()[0]
+    return {
+        "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
+        "head_split": lambda: plots30.head_split(x, x @ ch30.example_weights()["query"], 2),
+        "score_spread": lambda: plots30.score_spread(SPREAD.widths, SPREAD.raw_std, SPREAD.scaled_std,
+                                                     SPREAD.raw_top, SPREAD.scaled_top, SPREAD.tokens),
+        "rope_circle": lambda: plots30.rope_circle([
+            ("a", lesson30.pair_arrows(2, 100.0, 6)[:, 0], range(6)),
+            ("b", lesson30.pair_arrows(4, 100.0, 6)[:, 1], (0, 5))]),
+        "rope_relative": lambda: plots30.rope_relative(SCORES),
+        "example_heads": lambda: plots30.example_heads(WEIGHTS),
+        "output_mixing": lambda: plots30.output_mixing([
+            ("swap", SWAP, lesson30.symbolic_output(SWAP), []),
+            ("mix", MIXING, lesson30.symbolic_output(MIXING), [(0, 2)])]),
+    }[name]()
+
+
+NAMES = ["two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative", "example_heads",
+         "output_mixing"]
+
+
+def images(fig: Figure) -> list[np.ndarray]:
+    return [np.ma.getdata(image.get_array()) for ax in fig.axes for image in ax.get_images()
+            if isinstance(image, AxesImage)]
+
+
+def texts(fig: Figure) -> list[str]:
+    return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_text_is_readable_in_the_column(name):
+    fig = build(name)
+    assert fig.get_figwidth() <= style.MAX_WIDTH
+    assert style.smallest_text_px(fig) >= 11
+
+
+def test_two_jobs_draws_both_heads_and_the_one_head_table():
+    fig = build("two_jobs")
+    drawn = images(fig)
+    assert len(drawn) == 3
+    for got, want in zip(drawn, [JOBS_TWO[0], JOBS_TWO[1], JOBS_ONE], strict=True):
+        visible = np.tril(np.ones_like(want, bool))
+        np.testing.assert_array_equal(got[visible], want[visible])
+    assert "голова 0:\nпредыдущий токен" in texts(fig)
+    assert "ключ закрыт каузальной маской" in texts(fig)          # the legend names the hatch it draws
+    hatched = [p for ax in fig.axes[:3] for p in ax.patches if p.get_hatch()]
+    assert len(hatched) == 3 * 15                                  # 15 future cells in a 6 x 6 table
+
+
+def test_head_split_writes_the_input_the_projection_and_each_head():
+    fig = build("head_split")
+    shown = texts(fig)
+    x = ch30.example_input()[0]
+    numbers = [t for t in shown if t.replace("−", "").replace(".", "").isdigit()]
+    want = [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in x.ravel()]
+    assert numbers[:12] == want                                    # X
+    assert numbers[12:24] == want                                  # Q = X W_Q with W_Q = I
+    head_1 = [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in x[:, 2:].ravel()]
+    assert numbers[30:36] == head_1
+    for label in ("X: [1, 3, 4]", "Q, K, V: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]"):
+        assert label in shown
+
+
+def test_score_spread_plots_the_experiment():
+    fig = build("score_spread")
+    left, right = fig.axes
+    lines = {line.get_label(): line.get_xydata() for line in left.get_lines()}
+    np.testing.assert_allclose(lines[r"$q\cdot k$"], np.column_stack([SPREAD.widths, SPREAD.raw_std]))
+    np.testing.assert_allclose(lines[r"$\sqrt{d_h}$"][:, 1], np.sqrt(SPREAD.widths))
+    right_lines = {line.get_label(): line.get_xydata() for line in right.get_lines()}
+    np.testing.assert_allclose(right_lines[r"оценки $q\cdot k\,/\sqrt{d_h}$"][:, 1], SPREAD.scaled_top)
+    assert [t.get_text() for t in right.get_legend().get_texts()][-1] == "поровну: 1/8"
+
+
+def test_rope_circle_draws_one_arrow_per_position():
+    fig = build("rope_circle")
+    arrows = [c for ax in fig.axes for c in ax.collections if isinstance(c, Quiver)]
+    assert len(arrows) == 2
+    angles = np.arange(6.0)
+    np.testing.assert_allclose(np.column_stack([arrows[0].U, arrows[0].V]),
+                               np.column_stack([np.cos(angles), np.sin(angles)]), atol=1e-12)
+    np.testing.assert_allclose(np.arctan2(arrows[1].V, arrows[1].U), 0.1 * angles, atol=1e-12)
+    assert "p=5" in texts(fig) and "p=3" in texts(fig)
+
+
+def test_rope_relative_draws_the_scores_and_the_offsets():
+    fig = build("rope_relative")
+    (drawn,) = images(fig)
+    np.testing.assert_array_equal(drawn, SCORES)
+    right = fig.axes[1]
+    for m, line in enumerate(right.get_lines()):
+        np.testing.assert_allclose(line.get_xydata(), np.column_stack([m - np.arange(6), SCORES[m]]))
+
+
+def test_example_heads_draws_each_head_with_three_decimals():
+    fig = build("example_heads")
+    drawn = images(fig)
+    for head, got in enumerate(drawn):
+        np.testing.assert_array_equal(got[np.tril_indices(3)], WEIGHTS[head][np.tril_indices(3)])
+    shown = texts(fig)
+    for value in ("0.214", "0.786", "0.333", "0.574"):
+        assert value in shown
+
+
+def test_output_mixing_draws_both_matrices_and_their_outputs():
+    fig = build("output_mixing")
+    swap, mix = images(fig)
+    np.testing.assert_array_equal(swap, SWAP)
+    np.testing.assert_array_equal(mix, MIXING)
+    assert fig.axes[0].get_xlabel() == "y = [c, d, a, b]"
+    assert fig.axes[1].get_xlabel() == "y = [a, b, a + c, d]"
+    outlined = [p for p in fig.axes[1].patches if p.get_linestyle() == ":"]
+    assert [(p.get_x() + 0.45, p.get_y() + 0.45) for p in outlined] == [(2, 0)]
