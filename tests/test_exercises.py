@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from llm_from_scratch.exercises.checking import Exercise, Feedback
+from llm_from_scratch.exercises.checking import WIDTH, Exercise, Feedback
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
 MODULES = {chapter: importlib.import_module(f"llm_from_scratch.exercises.ch{chapter}") for chapter in CHAPTERS}
@@ -141,3 +141,13 @@ def test_hints_name_what_the_notebook_imports(chapter, number):
         for prefix, name in re.findall(r"\b((?:ch|ex)\d\d)\.([A-Za-z_]\w*)", text):
             assert prefix == alias, f"hint says {prefix}.{name}; the notebook imports {alias}"
             assert hasattr(module, name), f"hint names {alias}.{name}, which does not exist"
+
+
+@pytest.mark.parametrize(("chapter", "number"), CASES)
+def test_printed_feedback_fits_the_page_width(chapter, number, capsys):
+    check = getattr(MODULES[chapter], f"check_{number}")
+    answers = [None, exercise(chapter, number).solution(), *exercise(chapter, number).wrong_answers()]
+    for answer in answers:
+        check(answer)
+        for line in capsys.readouterr().out.splitlines():
+            assert len(line) <= WIDTH, line

@@ -1,415 +1,368 @@
-"""Chapter 31 figures: the pre-norm decoder block on the worked example.
+"""Figures of chapter 31: the pre-norm decoder block. One function per figure.
 
-Each figure function takes ``llm_from_scratch.chapters.ch31.learner_evidence()``
-and returns a ``matplotlib.figure.Figure``; its sibling ``*_alt`` returns the
-Russian alt text. Roles are told apart without colour: a solid frame is the
-unchanged identity path (the residual stream), a dashed frame a transformation
-branch, a double frame a residual addition.
+Every function takes plain data (arrays, mappings, the records of
+``chapters.lesson31`` and ``chapters.depth_lab``) and returns a
+``matplotlib.figure.Figure`` built with ``plots.style``; tests read the data
+back from the artists (line points, image arrays, texts).
 
-    from llm_from_scratch.chapters.ch31 import learner_evidence
-    from llm_from_scratch.plots import ch31 as plots
-    evidence = learner_evidence()
-    fig = plots.residual_flow(evidence, token=1)    # display(fig) in a notebook
-    plots.residual_flow_alt(evidence, token=1)
+Roles never rest on colour alone: the residual stream is a thick solid
+line, a branch is drawn in dashed boxes, an addition is a circle with
+``+``; curves differ by line style and marker as well as by colour.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from matplotlib.figure import Figure
+from collections.abc import Mapping, Sequence
 
-from ..chapters.ch31 import LearnerEvidence
-from ..chapters.formatting import format_number, format_shape, format_vector
-from . import common
-from .common import (
-    BAR_HATCH,
-    INK,
-    PAPER,
-    SHADE,
-    SIZE_SMALL,
-    SIZE_TEXT,
-    SIZE_TITLE,
-    Box,
-    FlowStage,
-    PlotError,
-    Sheet,
-    causal_tables_figure,
-    check_token,
-    flow_rows,
-    line_height,
-    pinned_style,
-    prefix_alt,
-    prefix_table,
-    prefix_verdicts,
-    status_grid,
-    text_size,
-    vertical_vector,
-)
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+from . import style
+from .style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = [
-    "block_stage_flow",
-    "block_stage_flow_alt",
-    "causal_probabilities",
-    "causal_probabilities_alt",
-    "pre_post_contrast",
-    "pre_post_contrast_alt",
-    "proofs_panel",
-    "proofs_panel_alt",
-    "residual_flow",
-    "residual_flow_alt",
-    "stage_tables",
-    "stage_tables_alt",
+    "attention_maps", "block_diagram", "depth_profiles", "head0_scores", "pre_post_orders",
+    "residual_stream", "sequential_vs_parallel", "top_gradient", "vector_text",
 ]
 
-WIDTH = 1000
-
-# Stage key -> (symbol, Russian name, role). Roles pick the frame: the stream entering the block
-# (solid), a transformation branch (dashed), a residual addition's result (double), a readout (dotted).
-_STAGES = {
-    "input": ("x", "входной остаточный поток", "solid"),
-    "attention_norm": ("N_a", "RMSNorm перед вниманием", "dashed"),
-    "attention_weights": ("веса", "веса каузального внимания", "dashed"),
-    "attention_branch": ("A", "выход ветви внимания", "dashed"),
-    "after_attention": ("x'", "после сложения с вниманием", "double"),
-    "feed_forward_norm": ("N_f", "RMSNorm перед сетью", "dashed"),
-    "feed_forward_branch": ("F", "выход ветви SwiGLU", "dashed"),
-    "output": ("y", "выход блока", "double"),
-    "probe_logits": ("логиты", "проверочные логиты y·P", "dotted"),
+INK = "0.1"
+BRANCH_FILL = "0.93"
+VARIANT_STYLE = {   # variant -> (line style, marker, colour from viridis)
+    "pre": (LINE_STYLES[0], MARKERS[0], "#440154"),
+    "post": (LINE_STYLES[1], MARKERS[1], "#31688e"),
+    "none": (LINE_STYLES[2], MARKERS[2], "#35b779"),
 }
-_FORMULAS = {
-    "input": "вход x", "attention_norm": "N_a = RMSNorm_a(x)", "attention_weights": "веса внимания",
-    "attention_branch": "A = MHA(N_a)", "after_attention": "x' = x + A", "feed_forward_norm": "N_f = RMSNorm_f(x')",
-    "feed_forward_branch": "F = SwiGLU(N_f)", "output": "y = x' + F", "probe_logits": "логиты = y·P",
-}
-_NOTES = {   # the third line of a stage-flow box
-    "input": "остаточный поток", "attention_norm": "перед вниманием", "attention_weights": "внутри MHA",
-    "attention_branch": "ветвь внимания", "after_attention": "1-е сложение", "feed_forward_norm": "перед SwiGLU",
-    "feed_forward_branch": "ветвь SwiGLU", "output": "2-е сложение", "probe_logits": "проверка вне блока",
-}
-_ROLE_KEY = [("frame-solid", "тождественный путь (остаточный поток)"), ("frame-dashed", "ветвь преобразования"),
-             ("frame-double", "остаточное сложение")]
-_BOX_NAMES = {   # residual-flow box titles, two lines each
-    "input": "входной остаточный\nпоток", "attention_norm": "RMSNorm\nперед вниманием",
-    "attention_branch": "выход ветви\nвнимания", "after_attention": "после сложения\nс вниманием",
-    "feed_forward_norm": "RMSNorm\nперед сетью", "feed_forward_branch": "выход ветви\nSwiGLU",
-    "output": "выход блока\n",
-}
-_HEADERS = {   # stage-table column titles
-    "input": "вход x\n", "attention_norm": "N_a =\nRMSNorm_a(x)", "attention_branch": "A =\nMHA(N_a)",
-    "after_attention": "x' =\nx + A", "feed_forward_norm": "N_f =\nRMSNorm_f(x')",
-    "feed_forward_branch": "F =\nSwiGLU(N_f)", "output": "y =\nx' + F", "probe_logits": "логиты = y·P",
-}
-_HALVES = (("input", "attention_norm", "attention_branch", "after_attention"),
-           ("feed_forward_norm", "feed_forward_branch", "output"))
 
 
-def _stage(key: str) -> tuple[str, str, str]:
-    if key not in _STAGES:
-        raise PlotError(f"block figure has no label for stage {key!r}; known stages {list(_STAGES)}",
-                        stage="block figures")
-    return _STAGES[key]
+def vector_text(values: Sequence[float], decimals: int = 3) -> str:
+    """``[0.011, 3.989, 0, 0]``: fixed decimals; exact integers (and values that
+    round to zero) short; a real minus sign."""
+    def one(value: float) -> str:
+        value = float(value)
+        if round(value, decimals) == 0.0:
+            return "0"
+        text = f"{value:.0f}" if value == round(value) else f"{value:.{decimals}f}"
+        return text.replace("-", "−")
+    return "[" + ", ".join(one(v) for v in values) + "]"
 
 
-def _tokens(evidence: LearnerEvidence) -> int:
-    return evidence.primary.input.shape[1]
+# -- drawing helpers -----------------------------------------------------------
+
+def _math(name: str) -> str:
+    """``N_a`` -> ``N$_a$`` (a subscript without the italic maths font)."""
+    base, _, sub = name.partition("_")
+    return f"{base}$_{sub}$" if sub else name
 
 
-def _row(evidence: LearnerEvidence, stage: str, token: int) -> np.ndarray:
-    p = evidence.primary
-    values = p.probe_logits if stage == "probe_logits" else p.value(stage)
-    return values[0, token]
+def _canvas(ax: Axes, width: float, height: float) -> None:
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.set_aspect("auto")
+    ax.axis("off")
 
 
-# -- a. stage flow ------------------------------------------------------------------------
-
-def _flow_stages(evidence: LearnerEvidence) -> list[FlowStage]:
-    return [FlowStage(key, _FORMULAS.get(key, _stage(key)[0]), format_shape(shape), _stage(key)[2],
-                      _NOTES.get(key, "")) for key, shape in evidence.shapes.items()]
-
-
-@pinned_style
-def block_stage_flow(evidence: LearnerEvidence) -> Figure:
-    """Every stage of the block with its shape from ``evidence.shapes``, in computation order."""
-    stages = _flow_stages(evidence)
-    first = len(stages) - len(stages) // 2
-    sheet = Sheet(WIDTH, 330)
-    sheet.text(20, 20, "Блок сохраняет форму: x' = x + MHA(RMSNorm_a(x)),  y = x' + SwiGLU(RMSNorm_f(x'))",
-               gid="flow-title", size=SIZE_TEXT, bold=True)
-    flow_rows(sheet, stages, per_row=(first, len(stages) - first), top=44, box_width=178, box_height=76,
-              row_gap=44)
-    sheet.key(20, 268, [*_ROLE_KEY, ("frame-dotted", "проверка вне блока"), ("arrow", "следующий этап")], width=960)
-    return sheet.figure
+def _box(ax: Axes, x: float, y: float, text: str, *, width: float = 1.5, height: float = 0.6,
+         dashed: bool = True, fontsize: float = FONT) -> None:
+    """A branch box centred at ``(x, y)``: dashed frame, light grey fill."""
+    ax.add_patch(FancyBboxPatch((x - width / 2, y - height / 2), width, height,
+                                boxstyle="round,pad=0.02,rounding_size=0.08",
+                                linestyle="--" if dashed else "-", linewidth=1.2,
+                                edgecolor=INK, facecolor=BRANCH_FILL if dashed else "white", zorder=3))
+    ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, color=INK, zorder=4)
 
 
-def block_stage_flow_alt(evidence: LearnerEvidence) -> str:
-    parts = ", ".join(f"{stage.name} ({_stage(stage.key)[1]}) {stage.shape}" for stage in _flow_stages(evidence))
-    return ("Схема этапов блока декодера в порядке вычислений, стрелками слева направо в две строки: " + parts
-            + ". Поток на входе обведён сплошной рамкой, ветви преобразования — штриховой, результаты "
-            "остаточных сложений — двойной, проверочные логиты вне блока — пунктирной. Все тензоры потока "
-            "имеют одну форму.")
+def _plus(ax: Axes, x: float, y: float, radius: float = 0.22) -> None:
+    ax.add_patch(Circle((x, y), radius, facecolor="white", edgecolor=INK, linewidth=1.5, zorder=3))
+    ax.text(x, y, "+", ha="center", va="center", fontsize=FONT + 2, color=INK, zorder=4)
 
 
-# -- b. residual flow for one token -------------------------------------------------------------
-
-_RESIDUAL_HALVES = (   # stream in, branch norm, branch output, stream out, branch name
-    ("input", "attention_norm", "attention_branch", "after_attention", "RMSNorm_a → MHA"),
-    ("after_attention", "feed_forward_norm", "feed_forward_branch", "output", "RMSNorm_f → SwiGLU"),
-)
+def _arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], *,
+           width: float = 1.2, style: str = "-") -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11,
+                                 linewidth=width, linestyle=style, color=INK, shrinkA=0, shrinkB=0))
 
 
-@pinned_style
-def residual_flow(evidence: LearnerEvidence, token: int = 1) -> Figure:
-    """Both residual paths for one token: identity paths, the two branches, the two additions."""
-    token = check_token(token, _tokens(evidence), "residual flow")
-    sheet = Sheet(WIDTH, 600)
-    sheet.text(20, 18, f"Токен {token}: x' = x + MHA(RMSNorm_a(x)),  y = x' + SwiGLU(RMSNorm_f(x'))",
-               gid="residual-title", size=SIZE_TEXT, bold=True)
-    top, previous = 40.0, None
-    for half, stages in enumerate(_RESIDUAL_HALVES):
-        stream, out = _residual_half(sheet, evidence, token, half, stages, top)
-        if previous is not None:      # the stream leaving the first half enters the second one
-            middle = previous.bottom + 28
-            sheet.arrow([(previous.cx, previous.bottom + 2), (previous.cx, middle), (stream.cx - 35, middle),
-                         (stream.cx - 35, stream.y - 2)], "solid", gid="stream-carry", linewidth=1.3)
-        previous, top = out, out.bottom + 50
-    used = sheet.key(20, top - 8, [*_ROLE_KEY, ("arrow", "направление потока")], width=960)
-    sheet.crop(top - 8 + used + 6)
-    return sheet.figure
+# -- 1. the residual stream as one line ---------------------------------------
+
+@styled
+def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figure:
+    """One token through the block: the stream is the thick line; each branch
+    reads from it through its RMSNorm and writes back with ``+``.
+
+    ``rows`` maps ``x, N_a, A, x', N_f, F, y`` to the token's ``[d]`` rows.
+    """
+    fig = new_figure(style.MAX_WIDTH, 3.0)
+    ax = fig.add_subplot()
+    _canvas(ax, 10.0, 3.9)
+    line_y, branch_y = 1.0, 2.7
+    taps, pluses = (1.3, 5.9), (4.4, 9.0)
+    ax.plot([0.2, 9.8], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt",
+            label="остаточный поток")
+    _arrow(ax, (9.5, line_y), (9.95, line_y), width=4)
+    for tap, plus, norm, branch, values in (
+            (taps[0], pluses[0], "RMSNorm$_a$", "MHA", ("N_a", "A")),
+            (taps[1], pluses[1], "RMSNorm$_f$", "SwiGLU", ("N_f", "F"))):
+        _arrow(ax, (tap, line_y), (tap, branch_y - 0.3))
+        ax.plot([tap], [line_y], marker="o", markersize=5, color=INK)
+        _box(ax, tap + 0.5, branch_y, norm, width=1.55)
+        _box(ax, plus - 0.45, branch_y, branch, width=1.2)
+        _arrow(ax, (tap + 1.33, branch_y), (plus - 1.05, branch_y))
+        _arrow(ax, (plus, branch_y - 0.3), (plus, line_y + 0.22))
+        _plus(ax, plus, line_y)
+        ax.text((tap + plus) / 2 + 0.05, branch_y + 0.62,
+                f"{_math(values[0])} = {vector_text(rows[values[0]])}", ha="center", va="center",
+                fontsize=SMALL, color=INK)
+        ax.text(plus + 0.12, (line_y + branch_y) / 2 + 0.05, f"{values[1]} =\n{vector_text(rows[values[1]])}",
+                ha="left", va="center", fontsize=SMALL, color=INK)
+    for x, name in ((0.45, "x"), (5.15, "x'"), (9.55, "y")):
+        row = np.asarray(rows[name], dtype=float)
+        rms = float(np.sqrt(np.mean(row ** 2)))
+        ax.text(x, line_y - 0.3, f"{name} = {vector_text(row)}\nRMS = {rms:.3f}",
+                ha="center", va="top", fontsize=SMALL, color=INK)
+    ax.set_title(f"Токен {token}: остаточный поток (толстая линия) и две ветви", fontsize=FONT)
+    return fig
 
 
-def _residual_half(sheet: Sheet, evidence: LearnerEvidence, token: int, half: int,
-                   stages: tuple[str, str, str, str, str], top: float) -> tuple[Box, Box]:
-    """One residual path: stream box, two dashed branch boxes, the double-framed addition, result box."""
-    source, norm, branch, result, branch_name = stages
-    ident_y, top = top + 6, top + 30
-    step = line_height(SIZE_SMALL)
-    box_h = 6 * step + 22
-    stream, norm_box = Box(20, top, 180, box_h), Box(250, top, 180, box_h)
-    branch_box, out = Box(475, top, 180, box_h), Box(790, top, 190, box_h)
-    add = Box(700, top + box_h / 2 - 22, 44, 44)
-    for box, key, style, role in ((stream, source, "solid", "stream"), (norm_box, norm, "dashed", "norm"),
-                                  (branch_box, branch, "dashed", "branch"), (out, result, "solid", "result")):
-        gid = f"value-{half}-{role}"
-        sheet.frame(box, style, gid=gid, linewidth=1.5)
-        sheet.text(box.cx, box.y + 7 + step, _BOX_NAMES[key], gid=f"{gid}-name", size=SIZE_SMALL, ha="center",
-                   bold=True)
-        sheet.text(box.cx, box.y + 16 + 4 * step, vertical_vector(_stage(key)[0], _row(evidence, key, token)),
-                   gid=f"{gid}-text", size=SIZE_SMALL, ha="center", ma="right")
-    sheet.frame(add, "double", gid=f"residual-add-{half}")
-    sheet.text(add.cx, add.cy, "+", gid=f"residual-add-{half}-text", size=SIZE_TITLE + 4, ha="center", bold=True)
-    for i, (a, b) in enumerate(((stream, norm_box), (norm_box, branch_box), (branch_box, add))):
-        sheet.arrow([(a.right + 2, a.cy), (b.x - 2, b.cy)], "dashed", gid=f"branch-arrow-{half}-{i}")
-    sheet.arrow([(add.right + 2, add.cy), (out.x - 2, out.cy)], "solid", gid=f"sum-arrow-{half}")
-    exit_x = stream.cx + 35
-    sheet.arrow([(exit_x, stream.y - 1), (exit_x, ident_y), (add.cx, ident_y), (add.cx, add.y - 2)], "solid",
-                gid=f"identity-path-{half}", linewidth=1.8)
-    sheet.text((exit_x + add.cx) / 2, ident_y, f"тождественный путь: {_stage(source)[0]} без изменений",
-               gid=f"identity-label-{half}", size=SIZE_SMALL, ha="center", backdrop=True)
-    sheet.text((norm_box.x + branch_box.right) / 2, top + box_h + 12, f"ветвь преобразования: {branch_name}",
-               gid=f"branch-label-{half}", size=SIZE_SMALL, ha="center", italic=True)
-    return stream, out
+# -- 2. the block with its skip paths ------------------------------------------
+
+@styled
+def block_diagram(shapes: Mapping[str, str]) -> Figure:
+    """The block from bottom to top: two branches, each bypassed by a
+    residual path that ends in ``+``; every arrow carries its shape.
+
+    ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights, logits`` to text
+    such as ``[1, 3, 4]``.
+    """
+    fig = new_figure(5.2, 5.6)
+    ax = fig.add_subplot()
+    _canvas(ax, 7.0, 10.0)
+    main_x, skip_x = 2.6, 0.6
+    # the main line through both branches
+    _box(ax, main_x, 1.75, "RMSNorm$_a$ (свой $g_a$)", width=2.9)
+    _box(ax, main_x, 2.95, "каузальное MHA", width=2.9)
+    _box(ax, main_x, 5.75, "RMSNorm$_f$ (свой $g_f$)", width=2.9)
+    _box(ax, main_x, 6.95, "SwiGLU", width=2.9)
+    for start, end in ((0.2, 1.45), (2.05, 2.65), (3.25, 3.98), (4.3, 5.45), (6.05, 6.65), (7.25, 7.98),
+                       (8.42, 9.35)):
+        _arrow(ax, (main_x, start), (main_x, end))
+    for plus_y in (4.2, 8.2):
+        _plus(ax, main_x, plus_y)
+    # the two residual paths: from the stream below a branch to its "+"
+    for low, plus_y, name in ((1.1, 4.2, "остаточный путь 1"), (5.1, 8.2, "остаточный путь 2")):
+        ax.plot([main_x, skip_x, skip_x], [low, low, plus_y], color=INK, linewidth=3)
+        _arrow(ax, (skip_x, plus_y), (main_x - 0.23, plus_y), width=3)
+        ax.text(skip_x - 0.12, (low + plus_y) / 2, name, rotation=90, ha="right", va="center",
+                fontsize=SMALL, color=INK)
+    labels = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
+              "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
+    for key, (y, name) in labels.items():
+        ax.text(main_x + 0.25, y, f"{name}: {shapes[key]}", ha="left",
+                va="center", fontsize=SMALL, color=INK)
+    ax.text(main_x + 1.55, 2.95, f"веса внимания:\n{shapes['weights']}", ha="left", va="center", fontsize=SMALL,
+            color=INK)
+    ax.text(main_x + 1.55, 6.95, "скрытая ширина\n$d_{ff}$", ha="left", va="center", fontsize=SMALL, color=INK)
+    ax.text(main_x, 9.65, f"проверочные логиты y·P: {shapes['logits']}", ha="center", va="center",
+            fontsize=SMALL, color=INK)
+    return fig
 
 
-def residual_flow_alt(evidence: LearnerEvidence, token: int = 1) -> str:
-    token = check_token(token, _tokens(evidence), "residual flow")
-    values = {key: format_vector(_row(evidence, key, token)) for key in (*_HALVES[0], *_HALVES[1])}
-    return (f"Схема двух остаточных путей блока для токена {token}. Первая половина: вход x = {values['input']} "
-            f"идёт по тождественному пути (сплошная рамка) к остаточному сложению (двойная рамка) и в ветвь "
-            f"преобразования (штриховые рамки): N_a = RMSNorm_a(x) = {values['attention_norm']}, "
-            f"A = MHA(N_a) = {values['attention_branch']}; сложение даёт x' = x + A = {values['after_attention']}. "
-            f"Вторая половина: x' по тождественному пути и через ветвь N_f = RMSNorm_f(x') = "
-            f"{values['feed_forward_norm']}, F = SwiGLU(N_f) = {values['feed_forward_branch']}; "
-            f"сложение даёт y = x' + F = {values['output']}.")
+# -- 3. where 0.005440 comes from ----------------------------------------------
+
+@styled
+def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled: Sequence[float],
+                 probabilities: Sequence[float]) -> Figure:
+    """Head 0, query 1: the rotated vectors in the head's plane, then the
+    scaled scores and their softmax."""
+    fig = new_figure(style.MAX_WIDTH, 3.1)
+    plane, bars = fig.subplots(1, 2, width_ratios=(1.0, 1.25))
+    angles = np.linspace(0, 2 * np.pi, 200)
+    plane.plot(2 * np.cos(angles), 2 * np.sin(angles), color="0.7", linewidth=0.8, linestyle=":")
+    keys = np.asarray(keys, dtype=float)
+    query = np.asarray(query, dtype=float)
+    plane.annotate("", xy=(0, 2), xytext=(0, 0),
+                   arrowprops={"arrowstyle": "-|>", "color": "0.55", "linestyle": "--", "linewidth": 1.2})
+    plane.text(0.1, 2.1, "до поворота", fontsize=SMALL, color="0.35", ha="left", va="bottom")
+    for vector, text, offset in ((keys[0], "$k_0$", (0.0, -0.35)),
+                                 (query, "$q_1 = k_1$", (-0.15, 0.25))):
+        plane.annotate("", xy=vector, xytext=(0, 0),
+                       arrowprops={"arrowstyle": "-|>", "color": INK, "linewidth": 1.8})
+        plane.text(vector[0] + offset[0], vector[1] + offset[1], text, fontsize=FONT, ha="center",
+                   va="center")
+    arc = np.linspace(np.pi / 2, np.pi / 2 + 1.0, 40)
+    plane.plot(0.8 * np.cos(arc), 0.8 * np.sin(arc), color=INK, linewidth=1)
+    plane.text(-0.45, 1.0, "1 рад", fontsize=SMALL, ha="right", va="center")
+    plane.set_xlim(-2.5, 2.5)
+    plane.set_ylim(-0.8, 2.6)
+    plane.set_aspect("equal")
+    plane.set_xlabel("координата 0")
+    plane.set_ylabel("координата 1")
+    plane.set_title("голова 0, позиции 0 и 1")
+    positions = np.arange(2)
+    scaled = np.asarray(scaled, dtype=float)
+    bars.barh(positions, scaled, color=["0.75", "0.35"], edgecolor=INK, hatch="//")
+    bars.axvline(0, color=INK, linewidth=0.8)
+    for index, (score, p) in enumerate(zip(scaled, probabilities, strict=True)):
+        inside = score < 0
+        bars.text(score + (0.15 if inside else -0.15), index, f"{score:.3f}\np = {p:.6f}",
+                  ha="left" if inside else "right", va="center", fontsize=SMALL,
+                  color=INK if inside else "white")
+    bars.set_yticks(positions, ["ключ 0", "ключ 1"])
+    bars.set_xlim(-3.2, 3.4)
+    bars.set_xlabel("оценка $q_1 \\cdot k / \\sqrt{2}$")
+    bars.set_title("оценки и softmax")
+    return fig
 
 
-# -- c. stage tables ---------------------------------------------------------------------------
+# -- 4. attention inside the block ---------------------------------------------
 
-@pinned_style
-def stage_tables(evidence: LearnerEvidence) -> Figure:
-    """Every stage value of both halves for every token (rows), then the probe logits."""
-    tokens = _tokens(evidence)
-    sheet = Sheet(WIDTH, 700)
-    sections = (("Первая половина: x' = x + MHA(RMSNorm_a(x))", _HALVES[0]),
-                ("Вторая половина: y = x' + SwiGLU(RMSNorm_f(x'))", _HALVES[1]))
-    x, bottom = 20.0, 0.0
-    for s, (title, keys) in enumerate(sections):
-        sheet.text(x, 18, title, gid=f"section-{s}-title", size=SIZE_TEXT, bold=True)
-        rows = [[f"t={t}", *(vertical_vector("", _row(evidence, key, t))[1:] for key in keys)] for t in range(tokens)]
-        layout = _framed_stage_table(sheet, x, 34, keys, rows, gid=f"stages-{s}")
-        x, bottom = x + layout.width + 24, max(bottom, layout.y + layout.height)
-    top = bottom + 26
-    sheet.text(20, top, "Проверка вне блока: логиты = y·P", gid="section-2-title", size=SIZE_TEXT, bold=True)
-    rows = [[f"t={t}", format_vector(_row(evidence, "probe_logits", t))] for t in range(tokens)]
-    layout = _framed_stage_table(sheet, 20, top + 16, ("probe_logits",), rows, gid="stages-2")
-    sheet.text(layout.x + layout.width + 30, layout.y + layout.height / 2,
-               "Строки — позиции токенов, столбцы — этапы.\nТождественный путь несёт x и x' без изменений;\n"
-               "ветви добавляют A и F; двойная рамка — результат\nостаточного сложения.",
-               gid="stages-note", size=SIZE_SMALL)
-    y = layout.y + layout.height + 14
-    used = sheet.key(20, y, [("frame-solid", "вход блока (тождественный путь)"),
-                             ("frame-dashed", "ветвь преобразования"),
-                             ("frame-double", "результат остаточного сложения"), ("frame-dotted", "проверка")],
-                     width=960)
-    sheet.crop(y + used + 6)
-    return sheet.figure
+@styled
+def attention_maps(weights: np.ndarray) -> Figure:
+    """``weights: [h, T, T]``: one annotated heatmap per head, hidden keys hatched."""
+    weights = np.asarray(weights, dtype=float)
+    fig = new_figure(style.MAX_WIDTH, 3.0)
+    axes = fig.subplots(1, weights.shape[0])
+    image = None
+    for head, ax in enumerate(np.atleast_1d(axes)):
+        image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
+    fig.colorbar(image, ax=axes, shrink=0.85, label="вероятность")
+    return fig
 
 
-def _framed_stage_table(sheet: Sheet, x: float, y: float, keys: tuple[str, ...], rows: list[list[str]], *,
-                        gid: str):
-    """A table whose stage columns are framed by role (solid, dashed, double, dotted): ``column-{key}``."""
-    header = ["", *(_HEADERS[key] for key in keys)]
-    row_height = max(text_size(cell, SIZE_SMALL)[1] for row in rows for cell in row) + 12
-    layout = sheet.table(x, y, header, rows, gid=gid, row_height=row_height, pad=12, rule=False, multialign="right")
-    for c, key in enumerate(keys, start=1):
-        head, last = layout.cell(-1, c), layout.cell(len(rows) - 1, c)
-        sheet.frame(Box(head.x + 3, head.y, head.w - 6, last.bottom - head.y + 2), _stage(key)[2],
-                    gid=f"column-{key}", linewidth=1.3)
-    return layout
+# -- 5. pre and post: what changes ---------------------------------------------
+
+@styled
+def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Figure:
+    """Two wirings of the first residual stage with the same parts.
+
+    Each mapping holds ``input_rms`` (RMS of the row attention reads),
+    ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``).
+    """
+    fig = new_figure(style.MAX_WIDTH, 4.1)
+    ax = fig.add_subplot()
+    _canvas(ax, 10.0, 6.9)
+    for top, name, data, order in ((6.6, "Pre: x' = x + MHA(RMSNorm(x))", pre, "pre"),
+                                   (3.1, "Post: x' = RMSNorm(x + MHA(x))", post, "post")):
+        line_y, branch_y = top - 2.1, top - 0.95
+        ax.text(0.1, top, name, fontsize=FONT, ha="left", va="center", color=INK, weight="bold")
+        ax.plot([0.4, 8.0], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
+        ax.text(0.25, line_y, "x", ha="right", va="center", fontsize=FONT)
+        ax.plot([0.8, 0.8], [line_y, branch_y], color=INK, linewidth=1.2)
+        first = "RMSNorm" if order == "pre" else "MHA"
+        _box(ax, 1.9, branch_y, first, width=1.4)
+        _arrow(ax, (0.8, branch_y), (1.2, branch_y))
+        if order == "pre":
+            _box(ax, 3.8, branch_y, "MHA", width=1.2)
+            _arrow(ax, (2.6, branch_y), (3.2, branch_y))
+        last = 4.4 if order == "pre" else 2.6
+        plus = last + 1.0
+        _arrow(ax, (last, branch_y), (plus - 0.12, line_y + 0.22))
+        _plus(ax, plus, line_y)
+        if order == "post":
+            _box(ax, 6.6, line_y, "RMSNorm", width=1.4, dashed=False)
+        _arrow(ax, (7.6, line_y), (8.05, line_y), width=4)
+        ax.text(8.15, line_y, "x'", ha="left", va="center", fontsize=FONT)
+        ax.text(1.0, line_y - 0.4, f"MHA читает строку с RMS {float(data['input_rms']):.3f}",
+                ha="left", va="top", fontsize=SMALL)
+        ax.text(plus + 0.4, branch_y, f"вес ключа 0\nу запроса 1: {float(data['weight']):.3f}",
+                ha="left", va="center", fontsize=SMALL)
+        ax.text(9.95, line_y - 0.4, f"x'₁ = {vector_text(data['output'])}", ha="right", va="top",
+                fontsize=SMALL)
+    return fig
 
 
-def stage_tables_alt(evidence: LearnerEvidence) -> str:
-    tokens = _tokens(evidence)
-    parts = "; ".join(f"{_FORMULAS[key]}: " + ", ".join(f"t={t} {format_vector(_row(evidence, key, t))}"
-                                                          for t in range(tokens))
-                      for key in (*_HALVES[0], *_HALVES[1], "probe_logits"))
-    return ("Таблицы значений этапов блока по токенам: строки — этапы обеих половин блока и проверочные логиты, "
-            f"столбцы — токены. {parts}. Вход обведён сплошной рамкой, значения ветвей — штриховой, результаты "
-            "остаточных сложений — двойной, логиты — пунктирной.")
+# -- 6. a recurrence waits, attention does not ----------------------------------
+
+@styled
+def sequential_vs_parallel(states: Sequence[float]) -> Figure:
+    """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another). Right: every
+    attention row reads the inputs it may see directly (one step for all)."""
+    fig = new_figure(style.MAX_WIDTH, 3.0)
+    left, right = fig.subplots(1, 2)
+    tokens = len(states)
+    for ax, title in ((left, "рекуррентная сеть"), (right, "каузальное внимание")):
+        ax.set_xlim(-0.6, tokens - 0.4)
+        ax.set_ylim(-0.75, 2.2)
+        ax.axis("off")
+        ax.set_title(title)
+        for t in range(tokens):
+            ax.text(t, 0, f"$u_{t}$" if ax is left else f"$x_{t}$", ha="center", va="center",
+                    fontsize=FONT, bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": INK})
+    for t, value in enumerate(states):
+        left.text(t, 1.4, f"$s_{t}$\n{value:.3f}", ha="center", va="center", fontsize=SMALL,
+                  bbox={"boxstyle": "round", "facecolor": BRANCH_FILL, "edgecolor": INK})
+        left.annotate("", xy=(t, 1.05), xytext=(t, 0.25),
+                      arrowprops={"arrowstyle": "-|>", "color": INK})
+        if t:
+            left.annotate("", xy=(t - 0.33, 1.4), xytext=(t - 0.67, 1.4),
+                          arrowprops={"arrowstyle": "-|>", "color": INK, "linewidth": 2})
+        left.text(t, -0.55, f"шаг {t + 1}", ha="center", va="center", fontsize=SMALL)
+        right.text(t, 1.4, f"$y_{t}$", ha="center", va="center", fontsize=FONT,
+                   bbox={"boxstyle": "round", "facecolor": BRANCH_FILL, "edgecolor": INK})
+        for k in range(t + 1):
+            right.annotate("", xy=(t, 1.15), xytext=(k, 0.25),
+                           arrowprops={"arrowstyle": "-|>", "color": INK, "linewidth": 0.9})
+        right.text(t, -0.55, "шаг 1", ha="center", va="center", fontsize=SMALL)
+    return fig
 
 
-# -- d. causal probabilities ------------------------------------------------------------------
+# -- 7-8. the depth lab ---------------------------------------------------------
 
-@pinned_style
-def causal_probabilities(evidence: LearnerEvidence) -> Figure:
-    """Both heads' causal probability tables (the chapter-30 tables, without head outputs)."""
-    weights = evidence.primary.value("attention_weights")[0]                    # [h, T, T]
-    return causal_tables_figure(weights, None, "Каузальное внимание внутри блока: единственный этап, "
-                                "смешивающий токены")
+def _variant_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, variant: str, label: str) -> None:
+    line_style, marker, colour = VARIANT_STYLE[variant]
+    ax.plot(xs, ys, linestyle=line_style, marker=marker, markersize=4,
+            markevery=max(1, len(xs) // 8), color=colour, label=label, linewidth=1.8)
 
 
-def causal_probabilities_alt(evidence: LearnerEvidence) -> str:
-    return "Внимание внутри блока. " + common.causal_tables_alt(evidence.primary.value("attention_weights")[0], None)
+def _log_axis(ax: Axes) -> None:
+    """Log scale with plain tick labels (``0.3``, ``1``, ``1000``)."""
+    ax.set_yscale("log")
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+    ax.yaxis.set_minor_formatter(NullFormatter())
 
 
-# -- e. Pre-LN vs Post-LN ------------------------------------------------------------------------
-
-def _rms(values: np.ndarray) -> float:
-    return float(np.sqrt(np.mean(values * values)))
-
-
-@pinned_style
-def pre_post_contrast(evidence: LearnerEvidence, token: int = 1) -> Figure:
-    """Grouped bars of ``x'`` (Pre-LN) and ``LayerNorm(x + MHA(x))`` (Post-LN) for one token."""
-    token = check_token(token, _tokens(evidence), "pre/post contrast")
-    p = evidence.primary
-    pre, post = p.value("after_attention")[0, token], p.post_norm_first_stage[0, token]
-    sheet = Sheet(WIDTH, 400)
-    sheet.text(20, 18, f"Токен {token}: порядок нормализации меняет результат первой половины блока",
-               gid="contrast-title", size=SIZE_TEXT, bold=True)
-    ax = sheet.figure.add_axes((70 / WIDTH, 1 - 320 / 400, 480 / WIDTH, 270 / 400))
-    features = np.arange(pre.shape[0])
-    width, shift = 0.38, 0.21
-    ax.bar(features - shift, pre, width, facecolor=SHADE, edgecolor=INK, linewidth=1.2, linestyle="-",
-           gid="bars-pre", label="Pre-LN: x'")
-    ax.bar(features + shift, post, width, facecolor=PAPER, edgecolor=INK, linewidth=1.2, linestyle="--",
-           hatch=BAR_HATCH, hatchcolor=INK, gid="bars-post", label="Post-LN")
-    for i, bar in enumerate(ax.patches):
-        bar.set_gid(f"bar-{'pre' if i < len(features) else 'post'}-{i % len(features)}")
-    low, high = min(0.0, pre.min(), post.min()), max(0.0, pre.max(), post.max())
-    span = high - low
-    ax.set_ylim(low - 0.14 * span, high + 0.14 * span)
-    for values, offset, name in ((pre, -shift, "pre"), (post, shift, "post")):
-        for i, value in enumerate(values):
-            ax.text(i + offset, value + (0.02 * span if value >= 0 else -0.02 * span), format_number(value),
-                    ha="center", va="bottom" if value >= 0 else "top", fontsize=8, color=INK,
-                    gid=f"value-{name}-{i}")
-    ax.axhline(0.0, color=INK, linewidth=0.8, gid="zero-line")
-    ax.set_xticks(features, [f"признак {i}" for i in features], fontsize=SIZE_SMALL)
-    ax.tick_params(labelsize=SIZE_SMALL, colors=INK)
-    ax.set_ylabel("значение", fontsize=SIZE_SMALL, color=INK)
-    for side in ("top", "right"):
-        ax.spines[side].set_visible(False)
-    post_mean = float(np.mean(post))
-    lines = [
-        ("Pre-LN (этот блок)", True), ("x' = x + MHA(RMSNorm(x))", False),
-        (f"x'_{token} = {format_vector(pre)}", False),
-        (f"поток не нормирован: RMS = {format_number(_rms(pre))}", False), ("", False),
-        ("Post-LN (исходный порядок)", True), ("LayerNorm(x + MHA(x))", False),
-        (f"PostNorm_{token} = {format_vector(post)}", False),
-        (f"среднее = {format_number(post_mean)}, RMS = {format_number(_rms(post))}", False), ("", False),
-        ("Результаты численно различаются" if p.post_norm_differs else "Результаты совпадают", True),
-    ]
-    for i, (content, bold) in enumerate(lines):
-        sheet.text(590, 70 + i * line_height(SIZE_SMALL) * 1.35, content, gid=f"contrast-line-{i}", size=SIZE_SMALL,
-                   bold=bold)
-    sheet.key(20, 356, [("bar-filled", "Pre-LN: x' = x + MHA(RMSNorm(x))"),
-                        ("bar-hatched", "Post-LN: LayerNorm(x + MHA(x))")], width=960)
-    return sheet.figure
+@styled
+def depth_profiles(runs: Mapping[str, object], labels: Mapping[str, str]) -> Figure:
+    """Left: RMS of the stream after each block; right: gradient norm of each
+    block's parameters (log scale). ``runs`` maps a variant to a ``DepthRun``."""
+    fig = new_figure(style.MAX_WIDTH, 3.4)
+    rms_ax, grad_ax = fig.subplots(1, 2)
+    for variant, result in runs.items():
+        layers = np.arange(len(result.stream_rms))
+        _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
+        _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
+    rms_ax.set_xlabel("слой l (0 — эмбеддинги)")
+    rms_ax.set_ylabel("RMS потока после слоя")
+    rms_ax.set_ylim(bottom=0)
+    _log_axis(grad_ax)
+    grad_ax.set_xlabel("слой l")
+    grad_ax.set_ylabel("норма градиента блока")
+    for ax in (rms_ax, grad_ax):
+        ax.grid(True, color="0.9", linewidth=0.6)
+    fig.legend(*rms_ax.get_legend_handles_labels(), loc="outside upper center", ncols=3,
+               frameon=False)
+    return fig
 
 
-def pre_post_contrast_alt(evidence: LearnerEvidence, token: int = 1) -> str:
-    token = check_token(token, _tokens(evidence), "pre/post contrast")
-    p = evidence.primary
-    pre, post = p.value("after_attention")[0, token], p.post_norm_first_stage[0, token]
-    verdict = "численно различаются" if p.post_norm_differs else "совпадают"
-    return (f"Сгруппированные столбцы для четырёх признаков токена {token}: серые сплошные — Pre-LN "
-            f"x' = x + MHA(RMSNorm(x)) = {format_vector(pre)}, белые заштрихованные со штриховой рамкой — "
-            f"Post-LN LayerNorm(x + MHA(x)) = {format_vector(post)}. Результаты {verdict}: Post-LN нормирует "
-            f"сам поток (среднее {format_number(float(np.mean(post)))}), а Pre-LN нормирует только копию "
-            f"для ветви и оставляет поток ненормированным (RMS {format_number(_rms(pre))}).")
-
-
-# -- f. proofs --------------------------------------------------------------------------------
-
-@pinned_style
-def proofs_panel(evidence: LearnerEvidence) -> Figure:
-    """The prefix proof, parameter ownership (names, shapes, scalars) and the gradient check."""
-    p, params, g = evidence.primary, evidence.parameters, evidence.gradients
-    output, perturbed = p.value("output")[0], p.prefix_perturbed_output[0]
-    unchanged = prefix_verdicts(p)
-    sheet = Sheet(WIDTH, 800)
-    proof = prefix_table(sheet, 20, 8, output, perturbed, unchanged,
-                         title="Меняем только последний токен: выходы блока 0 и 1 не должны измениться")
-    top = proof.bottom + 22
-    sheet.text(20, top, f"Параметры: {params.tensors} тензоров, {params.scalars} скаляров", gid="parameters-title",
-               size=SIZE_TEXT, bold=True)
-    rows = [[name, format_shape(shape), str(int(np.prod(shape)))] for name, shape in zip(params.names, params.shapes)]
-    rows.append(["всего", "", str(params.scalars)])
-    ptable = sheet.table(20, top + 14, ["параметр", "форма", "скаляров"], rows, gid="parameters", row_height=20)
-    total = ptable.row_box(len(rows) - 1)
-    sheet.line([total.x, total.right], [total.y, total.y], gid="parameters-total-rule", linewidth=0.8)
-    gx = ptable.x + ptable.width + 36
-    sheet.text(gx, top, f"Центральные разности: n = {g.report.total}", gid="gradients-title", size=SIZE_TEXT, bold=True)
-    grows = [[check.name, str(check.coordinates), format_number(check.max_abs_error, 12)] for check in g.report.checks]
-    grows.append(["всего", str(g.report.total), format_number(g.report.max_abs_error, 12)])
-    gtable = sheet.table(gx, top + 14, ["тензор", "n", "max|аналит. − числ.|"], grows, gid="gradients", row_height=20)
-    total = gtable.row_box(len(grows) - 1)
-    sheet.line([total.x, total.right], [total.y, total.y], gid="gradients-total-rule", linewidth=0.8)
-    checks = [
-        ("Смещения", "нет: только gain и weight" if params.bias_free else "есть", params.bias_free),
-        ("Порядок параметров", "стабилен" if params.stable_order else "нестабилен", params.stable_order),
-        (f"Формула 2d + 4d² + 3d·d_ff = {params.formula_scalars}",
-         "совпадает со счётом" if params.formula_scalars == params.scalars else "не совпадает",
-         params.formula_scalars == params.scalars),
-        (f"Допуск τ = {format_number(g.report.tolerance)}",
-         "проверка пройдена" if g.passed else "проверка не пройдена", g.passed),
-    ]
-    grid_top = max(ptable.y + ptable.height, gtable.y + gtable.height) + 14
-    grid = status_grid(sheet, 20, grid_top, checks, width=960, gid="check", columns=2)
-    used = sheet.key(20, grid.bottom + 12, [("frame-solid", "выполнено / побитово без изменений"),
-                                            ("frame-dashed", "изменилось"), ("hatch", "нарушено")], width=960)
-    sheet.crop(grid.bottom + 12 + used + 6)
-    return sheet.figure
-
-
-def proofs_panel_alt(evidence: LearnerEvidence) -> str:
-    p, params, g = evidence.primary, evidence.parameters, evidence.gradients
-    output, perturbed = p.value("output")[0], p.prefix_perturbed_output[0]
-    unchanged = prefix_verdicts(p)
-    rows = prefix_alt(output, perturbed, unchanged)
-    names = ", ".join(f"{name} {format_shape(shape)}" for name, shape in zip(params.names, params.shapes))
-    return (f"Доказательства блока. Префикс при изменении только последнего токена: {rows}. Параметры "
-            f"({params.tensors} тензоров, {params.scalars} скаляров, смещений "
-            f"{'нет' if params.bias_free else 'есть'}): {names}. Проверка центральными разностями: "
-            f"n = {g.report.total} координат, допуск τ = {format_number(g.report.tolerance)}, "
-            f"{'пройдена' if g.passed else 'не пройдена'}.")
+@styled
+def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.ndarray]],
+                 labels: Mapping[str, str]) -> Figure:
+    """Gradient norm of the top block against the depth L of the stack, one
+    panel per setting (``panels`` maps a title to ``{variant: [len(depths)]}``)."""
+    fig = new_figure(style.MAX_WIDTH, 3.2)
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
+    depths = np.asarray(depths)
+    for ax, (title, norms) in zip(axes, panels.items(), strict=True):
+        for variant, values in norms.items():
+            _variant_line(ax, depths, np.asarray(values, dtype=float), variant, labels[variant])
+        _log_axis(ax)
+        ax.set_title(title)
+        ax.set_xlabel("глубина стека L")
+        ax.grid(True, color="0.9", linewidth=0.6)
+    axes[0].set_ylabel("норма градиента\nверхнего блока")
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3,
+               frameon=False)
+    return fig

@@ -1,0 +1,149 @@
+"""Experiments of the chapter 31 lesson that are not the seed's evidence.
+
+* ``scaled_input``: the worked example with rows of RMS 2, 0.5 and 1.5, so
+  that RMSNorm visibly acts;
+* ``first_stage``: the first residual stage in the pre order
+  ``x + MHA(N(x))`` or the post order ``N(x + MHA(x))``, with RMSNorm or
+  LayerNorm as ``N`` — placement and norm are two separate switches;
+* ``head0_derivation``: the probability ``0.005440`` of the worked example
+  worked out by hand in NumPy (RoPE, dot products, scaling, softmax);
+* ``rnn_states``: a serial recurrence, the contrast to attention's rows
+  that are all computed at once.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..block import DecoderBlock
+from ..tensor import Tensor
+from . import ch31
+from .depth_lab import parts_of
+
+ROW_SCALES = (2.0, 0.5, 1.5)     # RMS of the rows of scaled_input()
+RNN_INPUT_WEIGHT, RNN_STATE_WEIGHT = 0.5, 0.75
+
+
+def rms(values: np.ndarray) -> np.ndarray:
+    """Root mean square of every row: ``[..., d] -> [...]``."""
+    return np.sqrt(np.mean(np.asarray(values) ** 2, axis=-1))
+
+
+def scaled_input() -> np.ndarray:
+    """``[1, 3, 4]``: row ``t`` is ``ROW_SCALES[t]`` times the example's row."""
+    return ch31.example_input() * np.array(ROW_SCALES)[None, :, None]
+
+
+@dataclass(frozen=True)
+class FirstStage:
+    """``x' `` of one order and what its attention saw."""
+
+    order: str                  # "pre" or "post"
+    norm: str                   # "rms" or "layer"
+    attention_input: np.ndarray  # [B, T, d]: N(x) for pre, x for post
+    weights: np.ndarray          # [B, h, T, T]
+    branch: np.ndarray           # [B, T, d]: MHA(attention_input)
+    output: np.ndarray           # [B, T, d]: x'
+
+
+def first_stage(block: DecoderBlock, x: np.ndarray, order: str = "pre",
+                norm: str = "rms") -> FirstStage:
+    """``pre``: ``x' = x + MHA(N(x))``; ``post``: ``x' = N(x + MHA(x))``.
+
+    ``norm="layer"`` is LayerNorm with unit gain, zero bias and eps 1e-5
+    (the seed's Post-LN contrast); ``"rms"`` is the block's own RMSNorm.
+    """
+    if order not in ("pre", "post"):
+        raise ValueError(f"order must be 'pre' or 'post', got {order!r}")
+    normalise = parts_of(block, norm).attention_norm
+    stream = Tensor(x)
+    seen = normalise(stream) if order == "pre" else stream
+    attention = block.attention.forward(seen)
+    total = stream + attention.output
+    output = total if order == "pre" else normalise(total)
+    return FirstStage(order=order, norm=norm, attention_input=seen.value,
+                      weights=attention.attention_weights.value,
+                      branch=attention.output.value, output=output.value)
+
+
+@dataclass(frozen=True)
+class Head0Derivation:
+    """Query 1 of head 0 in the worked example, step by step."""
+
+    query: np.ndarray          # [2]: q_1 after RoPE (position 1, angle 1 rad)
+    keys: np.ndarray           # [2, 2]: k_0 (position 0) and k_1 after RoPE
+    dot_products: np.ndarray   # [2]: q_1 · k_0, q_1 · k_1
+    scaled: np.ndarray         # [2]: divided by sqrt(d_h)
+    probabilities: np.ndarray  # [2]: softmax over the two visible keys
+
+
+def rotate(pair: np.ndarray, angle: float) -> np.ndarray:
+    """RoPE on one pair: ``[a, b] -> [a cos - b sin, a sin + b cos]``."""
+    c, s = np.cos(angle), np.sin(angle)
+    return np.array([pair[0] * c - pair[1] * s, pair[0] * s + pair[1] * c])
+
+
+def head0_derivation() -> Head0Derivation:
+    """By hand: ``N_a = X`` (RMS 1), ``W_Q = W_K = I``, head 0 = columns 0, 1,
+    ``d_h = 2`` so the angle of position ``p`` is ``p`` radians."""
+    rows = ch31.example_input()[0, :2, :2]            # tokens 0, 1 in head 0
+    keys = np.stack([rotate(rows[p], float(p)) for p in (0, 1)])
+    query = keys[1]                                   # W_Q = W_K: q_1 = k_1
+    dots = keys @ query
+    scaled = dots / np.sqrt(ch31.HEAD_WIDTH)
+    exp = np.exp(scaled - scaled.max())
+    return Head0Derivation(query=query, keys=keys, dot_products=dots,
+                           scaled=scaled, probabilities=exp / exp.sum())
+
+
+def rnn_states(inputs: np.ndarray) -> np.ndarray:
+    """``s_t = tanh(0.5 u_t + 0.75 s_{t-1})``, ``s_{-1} = 0``: one step after another."""
+    states, state = [], 0.0
+    for value in np.asarray(inputs, dtype=np.float64):
+        state = float(np.tanh(RNN_INPUT_WEIGHT * value + RNN_STATE_WEIGHT * state))
+        states.append(state)
+    return np.array(states)
+
+
+def rows_one_at_a_time(block: DecoderBlock, x: np.ndarray) -> np.ndarray:
+    """Block output computed separately for every prefix ``x[:, :t+1]``, last row kept.
+
+    The rows can be computed in any order: none of them waits for another
+    row's output, only for the inputs it may see.
+    """
+    tokens = x.shape[1]
+    rows = [block.forward(Tensor(x[:, : t + 1])).output.value[:, t]
+            for t in reversed(range(tokens))]
+    return np.stack(rows[::-1], axis=1)
+
+
+# -- printing for the page: 76 columns, errors with their causes ---------------
+
+def wrap_lines(text: str, width: int = 75, indent: str = "    ") -> str:
+    """Every line at most ``width`` characters; long lines break after ``|``, a
+    space or a comma, and go on indented. ``"".join`` of the pieces of a line
+    (indents removed) gives the line back."""
+    out = []
+    for line in text.splitlines():
+        first = True
+        while len(line) > width - (0 if first else len(indent)):
+            room = width - (0 if first else len(indent))
+            cut = max(line.rfind(mark, 0, room) for mark in "| ,") + 1
+            cut = cut if cut > 0 else room
+            out.append(("" if first else indent) + line[:cut])
+            line, first = line[cut:], False
+        out.append(("" if first else indent) + line)
+    return "\n".join(out)
+
+
+def error_text(error: BaseException, width: int = 75) -> str:
+    """``Class: message``, then each chained cause on its own line, wrapped."""
+    lines = [f"{type(error).__name__}: {error}"]
+    cause = error.__cause__
+    while cause is not None:
+        lines.append(f"  причина — {type(cause).__name__}: {cause}")
+        cause = cause.__cause__
+    return "\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in lines)

@@ -1,0 +1,150 @@
+"""The lesson's experiments against the seed's numbers and hand computations."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_from_scratch import Tensor
+from llm_from_scratch.chapters import ch31, lesson31
+
+SEED_POST_LN_TOKEN_1 = [-0.573144, 1.732042, -0.579449, -0.579449]
+SEED_X_PRIME_TOKEN_1 = [0.010881, 3.989119, 0.0, 0.0]
+SEED_N_F_TOKEN_1 = [0.005455, 1.999993, 0.0, 0.0]
+
+
+def close6(got, expected):
+    np.testing.assert_allclose(got, expected, atol=5e-7, rtol=0)
+
+
+@pytest.fixture(scope="module")
+def block():
+    return ch31.build_block()
+
+
+def test_scaled_input_has_the_announced_row_rms():
+    np.testing.assert_allclose(lesson31.rms(lesson31.scaled_input()[0]), lesson31.ROW_SCALES)
+    np.testing.assert_allclose(lesson31.rms(ch31.example_input()[0]), 1.0)
+
+
+def test_pre_order_is_the_block_itself(block):
+    for x in (ch31.example_input(), lesson31.scaled_input()):
+        stage = lesson31.first_stage(block, x, "pre")
+        assert np.array_equal(stage.output, block.forward(Tensor(x)).after_attention.value)
+
+
+def test_seed_example_orders_differ_only_after_the_sum(block):
+    x = ch31.example_input()
+    pre = lesson31.first_stage(block, x, "pre")
+    post = lesson31.first_stage(block, x, "post")
+    # RMSNorm_a(x) = x here: attention reads the same rows in both orders
+    assert np.array_equal(pre.attention_input, post.attention_input)
+    assert np.array_equal(pre.weights, post.weights)
+    close6(pre.output[0, 1], SEED_X_PRIME_TOKEN_1)
+    close6(post.output[0, 1], SEED_N_F_TOKEN_1)     # RMSNorm(x + MHA(x)) = N_f of the block
+    np.testing.assert_allclose(post.output, block.forward(Tensor(x)).feed_forward_norm.value, atol=1e-15)
+
+
+def test_seed_post_ln_row_needs_layer_norm_with_eps_1e_5(block):
+    stage = lesson31.first_stage(block, ch31.example_input(), "post", "layer")
+    close6(stage.output[0, 1], SEED_POST_LN_TOKEN_1)
+    assert np.abs(stage.output.mean(axis=-1)).max() < 1e-12      # LayerNorm centres every row
+    close6(stage.output[0, 1], ch31.learner_evidence().primary.post_norm_first_stage[0, 1])
+
+
+def test_scaled_input_orders_differ_before_the_sum(block):
+    x = lesson31.scaled_input()
+    pre = lesson31.first_stage(block, x, "pre")
+    post = lesson31.first_stage(block, x, "post")
+    seed = lesson31.first_stage(block, ch31.example_input(), "pre")
+    # pre: the branch reads unit-RMS rows, so it returns exactly the seed example's A
+    np.testing.assert_allclose(pre.attention_input, ch31.example_input(), atol=1e-15)
+    np.testing.assert_allclose(pre.branch, seed.branch, atol=1e-15)
+    np.testing.assert_allclose(lesson31.rms(pre.output[0]), [3.0, 1.49457, 2.440251], atol=5e-7)
+    # post: attention reads x itself; by hand, query 1 = 1 * (-sin 1, cos 1), key 0 = (4, 0)
+    by_hand = 1.0 / (1.0 + np.exp((1.0 + 4.0 * np.sin(1.0)) / np.sqrt(2.0)))
+    assert post.weights[0, 0, 1, 0] == pytest.approx(by_hand, rel=1e-12)
+    assert post.weights[0, 0, 1, 0] == pytest.approx(0.043641, abs=5e-7)
+    np.testing.assert_allclose(lesson31.rms(post.output[0]), 1.0)
+
+
+def test_head0_derivation_reproduces_0_005440(block):
+    d = lesson31.head0_derivation()
+    close6(d.query, [-2 * np.sin(1.0), 2 * np.cos(1.0)])
+    close6(d.dot_products, [-4 * np.sin(1.0), 4.0])
+    close6(d.scaled, [-2.380039, 2.828427])
+    closed_form = 1.0 / (1.0 + np.exp(2 * np.sqrt(2.0) * (1.0 + np.sin(1.0))))
+    assert d.probabilities[0] == pytest.approx(closed_form, rel=1e-12)
+    close6(d.probabilities, [0.005440, 0.994560])
+    weights = block.forward(Tensor(ch31.example_input())).attention_weights.value
+    np.testing.assert_allclose(weights[0, 0, 1, :2], d.probabilities, rtol=1e-12)
+
+
+def test_rnn_states_are_the_seed_history_states():
+    inputs = np.array(ch31.RNN_INPUTS)
+    states = lesson31.rnn_states(inputs)
+    np.testing.assert_allclose(states, ch31.learner_evidence().history.rnn_style_states, rtol=0, atol=0)
+    assert states[0] == pytest.approx(np.tanh(0.5))
+    assert states[1] == pytest.approx(np.tanh(0.5 * inputs[1] + 0.75 * states[0]))
+    changed = inputs.copy()
+    changed[0] = -changed[0]
+    assert lesson31.rnn_states(changed)[2] != states[2]
+
+
+def test_block_rows_can_be_computed_one_prefix_at_a_time(block):
+    for x in (ch31.example_input(), lesson31.scaled_input()):
+        full = block.forward(Tensor(x)).output.value
+        np.testing.assert_allclose(lesson31.rows_one_at_a_time(block, x), full, rtol=0, atol=1e-14)
+
+
+def test_bad_order_is_refused(block):
+    with pytest.raises(ValueError, match="order must be"):
+        lesson31.first_stage(block, ch31.example_input(), "middle")
+
+
+def test_wrap_lines_keeps_every_character_within_the_width():
+    for text in (ch31.render_report(), ch31.render_trace()):
+        wrapped = lesson31.wrap_lines(text, width=74)
+        assert max(len(line) for line in wrapped.splitlines()) <= 74
+        joined = "\n".join(line for line in wrapped.splitlines())
+        assert joined.replace("\n    ", "") == text.rstrip("\n")
+
+
+def test_error_text_names_the_error_and_its_cause():
+    from llm_from_scratch import DecoderBlock, DecoderBlockConfig, DecoderBlockError, SplitMix64
+
+    config = DecoderBlockConfig(model_width=4, heads=3, feed_forward_width=4, max_positions=6)
+    with pytest.raises(DecoderBlockError) as caught:
+        DecoderBlock.new("block", config, SplitMix64(31))
+    text = lesson31.error_text(caught.value)
+    assert text.startswith("DecoderBlockError: ") and "причина — MultiHeadAttentionError" in text
+    assert "head count 3" in text.replace("\n    ", " ")
+    assert max(len(line) for line in text.splitlines()) <= 75
+
+
+def test_the_notebook_solutions_pass_their_checkers():
+    """Every {solution} dropdown of the chapter, run after the setup cells, is accepted."""
+    import json
+    import re
+    from pathlib import Path
+
+    from llm_from_scratch.exercises import ch31 as ex31
+
+    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+    namespace: dict = {}
+    exec(code[1], namespace)                                   # the setup cell after the install check
+    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters"}
+    found = set()
+    for cell in cells:
+        text = "".join(cell["source"])
+        match = re.search(r"\{solution\} ch31-ex(\d+)\n.*?```python\n(.*?)```", text, re.S)
+        if cell["cell_type"] != "markdown" or not match:
+            continue
+        number = int(match.group(1))
+        exec(match.group(2), namespace)
+        result = ex31.EXERCISES[number].feedback(namespace[names.get(number, "answer")])
+        assert result.correct, str(result)
+        found.add(number)
+    assert found == set(ex31.EXERCISES)

@@ -1,0 +1,184 @@
+"""Chapter 31 figures draw the data they are given, readably at the book's width."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pytest
+from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
+from matplotlib.patches import FancyArrowPatch, Rectangle
+from matplotlib.text import Annotation, Text
+
+from llm_from_scratch import Tensor
+from llm_from_scratch.chapters import ch31, depth_lab, lesson31
+from llm_from_scratch.plots import ch31 as plots31
+from llm_from_scratch.plots import style
+
+BLOCK = ch31.build_block()
+FORWARD = BLOCK.forward(Tensor(ch31.example_input()))
+ROWS = {"x": ch31.example_input()[0, 1], "N_a": FORWARD.attention_norm.value[0, 1],
+        "A": FORWARD.attention_branch.value[0, 1], "x'": FORWARD.after_attention.value[0, 1],
+        "N_f": FORWARD.feed_forward_norm.value[0, 1], "F": FORWARD.feed_forward_branch.value[0, 1],
+        "y": FORWARD.output.value[0, 1]}
+SHAPES = {**{key: "[1, 3, 4]" for key in ROWS}, "weights": "[1, 2, 3, 3]", "logits": "[1, 3, 3]"}
+DERIVATION = lesson31.head0_derivation()
+SMALL_LAB = {"heads": 2, "tokens": 4, "batch": 2, "vocabulary": 7}
+
+
+def summary(stage):
+    return {"input_rms": lesson31.rms(stage.attention_input[0, 1]), "weight": stage.weights[0, 0, 1, 0],
+            "output": stage.output[0, 1]}
+
+
+PRE = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "pre")
+POST = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "post")
+RUNS = depth_lab.compare(5, 8, **SMALL_LAB)
+TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), 8, **SMALL_LAB)}
+
+BUILDERS = {
+    "residual_stream": lambda: plots31.residual_stream(ROWS, token=1),
+    "block_diagram": lambda: plots31.block_diagram(SHAPES),
+    "head0_scores": lambda: plots31.head0_scores(DERIVATION.query, DERIVATION.keys, DERIVATION.scaled,
+                                                 DERIVATION.probabilities),
+    "attention_maps": lambda: plots31.attention_maps(FORWARD.attention_weights.value[0]),
+    "pre_post_orders": lambda: plots31.pre_post_orders(summary(PRE), summary(POST)),
+    "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(lesson31.rnn_states([1.0, -0.5, 0.25])),
+    "depth_profiles": lambda: plots31.depth_profiles(RUNS, depth_lab.LABELS),
+    "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS),
+}
+
+
+@pytest.fixture(scope="module")
+def figures():
+    return {name: build() for name, build in BUILDERS.items()}
+
+
+def texts(fig):
+    return [t.get_text() for t in fig.findobj(Text) if t.get_text().strip()]
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_every_figure_is_readable_at_the_column_width(figures, name):
+    fig = figures[name]
+    assert fig.get_size_inches()[0] <= style.MAX_WIDTH
+    assert style.smallest_text_px(fig) >= 11
+    assert fig.get_facecolor()[:3] == (1.0, 1.0, 1.0)
+
+
+def test_plot_module_uses_no_pyplot_and_no_old_layout_engine():
+    source = inspect.getsource(plots31)
+    assert "pyplot" not in source and "common" not in source
+
+
+def test_vector_text_is_short_and_exact_about_zeros():
+    assert plots31.vector_text([0.010881, 3.989119, 0.0, -0.0000001]) == "[0.011, 3.989, 0, 0]"
+    assert plots31.vector_text([2.0, -0.5734, 1.999993]) == "[2, −0.573, 2.000]"
+    assert plots31.vector_text([0.00544, 0.5], 6) == "[0.005440, 0.500000]"
+
+
+def test_residual_stream_writes_every_row_along_the_line(figures):
+    fig = figures["residual_stream"]
+    text = "\n".join(texts(fig))
+    for name, row in ROWS.items():
+        assert plots31.vector_text(row) in text, name
+    for name in ("x", "x'", "y"):
+        assert f"RMS = {lesson31.rms(ROWS[name]):.3f}" in text
+    assert "[0.011, 3.989, 0, 0]" in text and "[0.011, 7.512, 0, 0]" in text
+    stream = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 4]
+    assert len(stream) == 1 and np.allclose(stream[0].get_ydata(), stream[0].get_ydata()[0])
+    assert sum(t.get_text() == "+" for t in fig.findobj(Text)) == 2
+
+
+def test_block_diagram_shows_shapes_and_two_skip_paths(figures):
+    fig = figures["block_diagram"]
+    text = "\n".join(texts(fig))
+    for key in ("x", "A", "x'", "F", "y"):
+        assert f"{key}: [1, 3, 4]" in text
+    assert "[1, 2, 3, 3]" in text and "[1, 3, 3]" in text
+    skips = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 3]
+    assert len(skips) == 2
+    plus_heights = sorted(t.get_position()[1] for t in fig.findobj(Text) if t.get_text() == "+")
+    assert [line.get_ydata()[-1] for line in skips] == plus_heights       # each path ends at its "+"
+    assert "остаточный путь 1" in text and "остаточный путь 2" in text
+
+
+def test_head0_scores_draw_the_derivation(figures):
+    fig = figures["head0_scores"]
+    bars = [p for p in fig.axes[1].patches if isinstance(p, Rectangle)]
+    np.testing.assert_allclose([bar.get_width() for bar in bars], DERIVATION.scaled)
+    arrows = [a for a in fig.axes[0].texts if isinstance(a, Annotation)]
+    tips = {tuple(np.round(a.xy, 6)) for a in arrows}
+    assert tuple(np.round(DERIVATION.query, 6)) in tips and (2.0, 0.0) in tips
+    text = "\n".join(texts(fig))
+    assert "p = 0.005440" in text and "p = 0.994560" in text and "−2.380" in text.replace("-", "−")
+
+
+def test_attention_maps_draw_both_heads_with_the_mask(figures):
+    fig = figures["attention_maps"]
+    images = [im for ax in fig.axes for im in ax.get_images() if isinstance(im, AxesImage)]
+    assert len(images) == 2
+    weights = FORWARD.attention_weights.value[0]
+    for head, image in enumerate(images):
+        array = image.get_array()
+        visible = ~np.ma.getmaskarray(array)
+        assert np.array_equal(visible, np.tri(3, dtype=bool))
+        np.testing.assert_allclose(array.data[visible], weights[head][visible])
+    hatched = [p for ax in fig.axes for p in ax.patches if p.get_hatch() == style.MASK_HATCH]
+    assert len(hatched) == 6
+    text = texts(fig)
+    assert "0.005" in text and "0.995" in text and "0.894" in text and "голова 1" in text
+
+
+def test_pre_post_orders_move_the_norm_and_report_both_outcomes(figures):
+    fig = figures["pre_post_orders"]
+    text = "\n".join(texts(fig))
+    assert f"{PRE.weights[0, 0, 1, 0]:.3f}" in text and f"{POST.weights[0, 0, 1, 0]:.3f}" in text
+    assert "RMS 1.000" in text and "RMS 0.500" in text
+    assert plots31.vector_text(PRE.output[0, 1]) in text and plots31.vector_text(POST.output[0, 1]) in text
+    ax = fig.axes[0]
+    def by_height(label):   # (post row, pre row): the pre row is drawn above
+        return sorted((t.get_position() for t in ax.texts if t.get_text() == label), key=lambda xy: xy[1])
+
+    norms, pluses = by_height("RMSNorm"), by_height("+")
+    (post_norm, pre_norm), (post_plus, pre_plus) = norms, pluses
+    assert pre_norm[0] < pre_plus[0]        # pre: the norm reads the stream before the "+"
+    assert post_norm[0] > post_plus[0]      # post: the norm sits on the stream after the "+"
+
+
+def test_sequential_vs_parallel_counts_the_steps(figures):
+    fig = figures["sequential_vs_parallel"]
+    rnn, attention = fig.axes
+    states = lesson31.rnn_states([1.0, -0.5, 0.25])
+    rnn_text = "\n".join(t.get_text() for t in rnn.texts)
+    for value in states:
+        assert f"{value:.3f}" in rnn_text
+    assert [t.get_text() for t in rnn.texts if t.get_text().startswith("шаг")] == ["шаг 1", "шаг 2", "шаг 3"]
+    assert {t.get_text() for t in attention.texts if t.get_text().startswith("шаг")} == {"шаг 1"}
+    arrows = [t for t in attention.texts if isinstance(t, Annotation)]
+    assert len(arrows) == 6                 # y_t reads x_k for every k <= t
+    assert not [p for p in fig.findobj(FancyArrowPatch) if p.axes is None]
+
+
+def test_depth_profiles_draw_each_run(figures):
+    fig = figures["depth_profiles"]
+    rms_ax, grad_ax = fig.axes
+    for variant, result in RUNS.items():
+        label = depth_lab.LABELS[variant]
+        (rms_line,) = [line for line in rms_ax.get_lines() if line.get_label() == label]
+        (grad_line,) = [line for line in grad_ax.get_lines() if line.get_label() == label]
+        np.testing.assert_array_equal(rms_line.get_xydata()[:, 1], result.stream_rms)
+        np.testing.assert_array_equal(grad_line.get_xydata()[:, 0], np.arange(1, result.layers + 1))
+        np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
+    styles = {line.get_linestyle() for line in rms_ax.get_lines()}
+    assert len(styles) == 3 and grad_ax.get_yscale() == "log"
+
+
+def test_top_gradient_draws_one_point_per_depth(figures):
+    fig = figures["top_gradient"]
+    (ax,) = fig.axes
+    assert ax.get_title() == "масштаб 1"
+    for variant, values in TOPS["масштаб 1"].items():
+        (line,) = [line for line in ax.get_lines() if line.get_label() == depth_lab.LABELS[variant]]
+        np.testing.assert_array_equal(line.get_xydata(), np.column_stack([[1, 2, 3], values]))
