@@ -1,16 +1,15 @@
-"""Проверяемые упражнения глав 30 и 31.
+"""Checked exercises of chapters 30 and 31 (``checking.py`` is their framework).
 
-В ячейке блокнота::
+In a notebook cell::
 
-    from llm_from_scratch.exercises import ch30
-    ch30.describe_exercise_1()          # условие, формат ответа и шаблон
-    answer = {1: ..., 2: ..., 3: ..., 4: ..., 6: ...}
-    ch30.check_exercise_1(answer)       # Feedback: что верно, что нет, подсказка
+    from llm_from_scratch.exercises import ch30 as ex30
+    answer = {...}
+    ex30.check_1(answer)   # prints what is right, what is not, and a hint
 
-Модули используют только NumPy и стандартную библиотеку.
+``ex30.EXERCISES[1].feedback(answer)`` returns the same feedback as an object.
 """
 
 from . import ch30, ch31
-from .feedback import Feedback, ItemResult
+from .checking import Exercise, Feedback, ItemResult
 
-__all__ = ["Feedback", "ItemResult", "ch30", "ch31"]
+__all__ = ["Exercise", "Feedback", "ItemResult", "ch30", "ch31"]
