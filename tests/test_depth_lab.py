@@ -183,8 +183,27 @@ def test_equal_arguments_give_bitwise_equal_runs():
 
 def test_top_block_gradient_is_the_last_layer_of_each_run():
     tops = depth_lab.top_block_gradient(range(1, 4), WIDTH, **SMALL)
+    assert set(tops) == set(depth_lab.VARIANTS)
     for variant, values in tops.items():
         assert values[2] == depth_lab.run(3, WIDTH, variant, **SMALL).gradient_norms[-1]
+    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **SMALL)
+    assert set(down) == {"post"}
+    assert down["post"][1] == depth_lab.run(3, WIDTH, "post", **SMALL).tensor_gradient("ffn.down.weight")[-1]
+
+
+def test_compare_runs_the_variants_asked_for():
+    runs = depth_lab.compare(2, WIDTH, variants=("pre", "post"), norm="layer", **SMALL)
+    assert list(runs) == ["pre", "post"] and all(run.norm == "layer" for run in runs.values())
+
+
+def test_tables_name_the_norm_each_run_used():
+    rms, layer = depth_lab.compare(2, WIDTH, **SMALL), depth_lab.compare(2, WIDTH, norm="layer", **SMALL)
+    assert [row[0] for row in depth_lab.summary_table(layer, layers=(1, 2))[1][::2]] == [
+        "Pre-LN", "Post-LN", "без остаточных путей, LN"]
+    header, rows = depth_lab.gradient_table({"1": rms, "√3": layer}, layers=(1, 2))
+    assert header == ["масштаб весов", "схема", "слой 1", "слой 2"]
+    assert [row[:2] for row in rows[::3]] == [["1", "Pre-RMSNorm"], ["√3", "Pre-LN"]]
+    assert rows[4][3] == f"{layer['post'].gradient_norms[1]:.3g}"
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
