@@ -262,8 +262,8 @@ def top_block_gradient(depths: range = range(1, 25), width: int = 32, *,
 
 
 def _short(value: float) -> str:
-    """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
-    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+    """Three significant digits, no exponent: ``0.472``, ``0.900``, ``2.99``, ``2363``."""
+    return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
 def summary_table(runs: dict[str, DepthRun], layers: tuple[int, ...] = (1, 6, 12, 24)
