@@ -27,11 +27,6 @@ DERIVATION = lesson31.head0_derivation()
 SMALL_LAB = {"heads": 2, "tokens": 4, "batch": 2, "vocabulary": 7}
 
 
-def summary(stage):
-    return {"input_rms": lesson31.rms(stage.attention_input[0, 1]), "weight": stage.weights[0, 0, 1, 0],
-            "output": stage.output[0, 1]}
-
-
 PRE = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "pre")
 POST = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "post")
 RUNS = depth_lab.compare(5, 8, **SMALL_LAB)
@@ -47,7 +42,7 @@ BUILDERS = {
     "head0_scores": lambda: plots31.head0_scores(DERIVATION.query, DERIVATION.keys, DERIVATION.scaled,
                                                  DERIVATION.probabilities),
     "attention_maps": lambda: plots31.attention_maps(FORWARD.attention_weights.value[0]),
-    "pre_post_orders": lambda: plots31.pre_post_orders(summary(PRE), summary(POST)),
+    "pre_post_orders": lambda: plots31.pre_post_orders(lesson31.token_summary(PRE), lesson31.token_summary(POST)),
     "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(lesson31.rnn_states([1.0, -0.5, 0.25])),
     "depth_profiles": lambda: plots31.depth_profiles(RUNS, depth_lab.LABELS),
     "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS, reference=REFERENCE),

@@ -138,7 +138,7 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights`` to text such as
     ``[1, 3, 4]``.
     """
-    fig = new_figure(5.2, 5.4)
+    fig = new_figure(5.2, 4.9)
     ax = fig.add_subplot()
     _canvas(ax, 7.0, 9.6)
     main_x, skip_x = 2.6, 0.6
@@ -238,9 +238,10 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
     """Two wirings of the first residual stage with the same parts.
 
     Each mapping holds ``input_rms`` (RMS of the row attention reads),
-    ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``).
+    ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``):
+    ``lesson31.token_summary`` of a ``FirstStage``.
     """
-    fig = new_figure(style.MAX_WIDTH, 4.1)
+    fig = new_figure(style.MAX_WIDTH, 3.7)
     ax = fig.add_subplot()
     _canvas(ax, 10.0, 6.9)
     for top, name, data, order in ((6.6, "Pre: x' = x + MHA(RMSNorm(x))", pre, "pre"),
@@ -279,7 +280,7 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
 def sequential_vs_parallel(states: Sequence[float]) -> Figure:
     """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another). Right: every
     attention row reads the inputs it may see directly (one step for all)."""
-    fig = new_figure(style.MAX_WIDTH, 3.0)
+    fig = new_figure(style.MAX_WIDTH, 2.5)
     left, right = fig.subplots(1, 2)
     tokens = len(states)
     for ax, title in ((left, "рекуррентная сеть"), (right, "каузальное внимание")):
@@ -331,8 +332,8 @@ def depth_profiles(runs: Mapping[str, object], labels: Mapping[str, str],
     of each block's parameters (log scale, every run); bottom: the same
     gradients on a linear scale for the ``close_up`` variants only, which the
     log scale squashes. ``runs`` maps a variant to a ``DepthRun``."""
-    fig = new_figure(style.MAX_WIDTH, 5.8)
-    grid = fig.add_gridspec(2, 2, height_ratios=(1.0, 0.8))
+    fig = new_figure(style.MAX_WIDTH, 5.3)
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.0, 0.75))
     rms_ax, grad_ax = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
     near_ax = fig.add_subplot(grid[1, :])
     for variant, result in runs.items():
