@@ -144,3 +144,27 @@ def test_the_notebook_solutions_pass_their_checkers():
         found.add(number)
     assert found == set(ex31.EXERCISES)
 
+
+def test_the_notebook_stubs_ask_to_be_filled_in():
+    """Every exercise cell as the notebook ships it (``answer = ...``, ``return ...``)
+    gets the «ответ ещё не заполнен» feedback, code exercises included."""
+    import contextlib
+    import io
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+    namespace: dict = {}
+    exec(code[1], namespace)                                   # the setup cell after the install check
+    checked = []
+    for source in code:
+        if "ex31.check_" not in source:
+            continue
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            exec(source, namespace)
+        assert "ответ ещё не заполнен" in printed.getvalue(), printed.getvalue()
+        checked.append(source)
+    assert len(checked) == 10
