@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.quiver import Quiver
@@ -117,8 +118,9 @@ def test_rope_circle_draws_one_arrow_per_position_and_keys_the_colours():
     assert bar.get_ylabel() == "позиция p"
     assert [t.get_text() for t in bar.get_yticklabels()] == [str(p) for p in range(6)]
     # the colours of the key are the arrows' colours, position by position
-    key = bar._colorbar.mappable
-    np.testing.assert_allclose(arrows[0].get_facecolors(), key.get_cmap()(key.norm(np.arange(6))))
+    (solids,) = [c for c in bar.collections if isinstance(c, QuadMesh)]  # the key's colour patches
+    key_colours = solids.get_cmap()(solids.norm(np.asarray(solids.get_array()).ravel()))
+    np.testing.assert_allclose(arrows[0].get_facecolors(), key_colours)
 
 
 def test_rope_relative_draws_the_scores_and_the_offsets():
