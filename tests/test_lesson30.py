@@ -71,6 +71,26 @@ def test_one_full_width_head_does_neither_job():
     assert np.any(previous < 0.9) and np.any(first < 0.9)
 
 
+def test_matched_full_width_head_scores_are_the_sum_of_the_two_heads():
+    """Same scale and pair frequencies as the two heads: the wide head's score
+    is exactly s^(0) + s^(1), and one table still cannot do both jobs."""
+    x = Tensor(lesson30.two_job_input())
+    two = lesson30.two_job_layer(2).forward(x)
+    wide = lesson30.two_job_layer(1, matched=True).forward(x)
+    assert wide.attention_weights.shape == (1, 1, 6, 6)
+
+    def scores(forward):
+        return (forward.rotated_query_heads.value @ np.swapaxes(forward.rotated_key_heads.value, -1, -2)
+                / np.sqrt(forward.rotated_query_heads.shape[-1]))[0]
+
+    visible = np.tril(np.ones((6, 6), bool))
+    summed = scores(two)[0] + scores(two)[1]
+    np.testing.assert_allclose(scores(wide)[0][visible], summed[visible], rtol=0, atol=1e-12)
+    weights = wide.attention_weights.value[0, 0]
+    assert weights[2, 0] > 0.99 and weights[3, 2] > 0.98     # row 2 takes the first token, row 3 the previous
+    np.testing.assert_allclose(wide.output.value[0, 3, 0], 30.0, atol=0.2)   # the first token (10) is lost
+
+
 # -- why sqrt(d_h) ------------------------------------------------------------------------
 
 def test_score_spread_matches_numpy_and_grows_like_sqrt_width():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.quiver import Quiver
@@ -31,8 +32,9 @@ def build(name: str) -> Figure:
         "score_spread": lambda: plots30.score_spread(SPREAD.widths, SPREAD.raw_std, SPREAD.scaled_std,
                                                      SPREAD.raw_top, SPREAD.scaled_top, SPREAD.tokens),
         "rope_circle": lambda: plots30.rope_circle([
-            ("a", lesson30.pair_arrows(2, 100.0, 6)[:, 0], range(6)),
-            ("b", lesson30.pair_arrows(4, 100.0, 6)[:, 1], (0, 5))]),
+            ("a", lesson30.pair_arrows(4, 100.0, 6)[:, 0], range(6)),
+            ("b", lesson30.pair_arrows(4, 100.0, 6)[:, 1], (0, 5)),
+            ("c", lesson30.pair_arrows(8, 100.0, 6)[:, 1], (0, 5))]),
         "rope_relative": lambda: plots30.rope_relative(SCORES),
         "example_heads": lambda: plots30.example_heads(WEIGHTS),
         "output_mixing": lambda: plots30.output_mixing([
@@ -70,6 +72,8 @@ def test_two_jobs_draws_both_heads_and_the_one_head_table():
         np.testing.assert_array_equal(got[visible], want[visible])
     assert "голова 0:\nпредыдущий токен" in texts(fig)
     assert "ключ закрыт каузальной маской" in texts(fig)          # the legend names the hatch it draws
+    assert [ax.get_xlabel() for ax in fig.axes[:3]] == ["позиция ключа n"] * 3
+    assert [ax.get_ylabel() for ax in fig.axes[:3]] == ["позиция запроса m", "", ""]
     hatched = [p for ax in fig.axes[:3] for p in ax.patches if p.get_hatch()]
     assert len(hatched) == 3 * 15                                  # 15 future cells in a 6 x 6 table
 
@@ -84,7 +88,7 @@ def test_head_split_writes_the_input_the_projection_and_each_head():
     assert numbers[12:24] == want                                  # Q = X W_Q with W_Q = I
     head_1 = [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in x[:, 2:].ravel()]
     assert numbers[30:36] == head_1
-    for label in ("X: [1, 3, 4]", "Q, K, V: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]"):
+    for label in ("X: [1, 3, 4]", "Q, K, V: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]", "p=0", "p=2"):
         assert label in shown
 
 
@@ -99,23 +103,39 @@ def test_score_spread_plots_the_experiment():
     assert [t.get_text() for t in right.get_legend().get_texts()][-1] == "поровну: 1/8"
 
 
-def test_rope_circle_draws_one_arrow_per_position():
+def test_rope_circle_draws_one_arrow_per_position_and_keys_the_colours():
     fig = build("rope_circle")
     arrows = [c for ax in fig.axes for c in ax.collections if isinstance(c, Quiver)]
-    assert len(arrows) == 2
+    assert len(arrows) == 3
     angles = np.arange(6.0)
     np.testing.assert_allclose(np.column_stack([arrows[0].U, arrows[0].V]),
                                np.column_stack([np.cos(angles), np.sin(angles)]), atol=1e-12)
-    np.testing.assert_allclose(np.arctan2(arrows[1].V, arrows[1].U), 0.1 * angles, atol=1e-12)
-    assert "p=5" in texts(fig) and "p=3" in texts(fig)
+    np.testing.assert_allclose(np.arctan2(arrows[1].V, arrows[1].U), 0.1 * angles, atol=1e-12)   # d_h = 4
+    np.testing.assert_allclose(np.arctan2(arrows[2].V, arrows[2].U), 100 ** -0.25 * angles, atol=1e-12)
+    shown = texts(fig)
+    assert "p=0" in shown and "p=5" in shown and "p=3" in shown and "0" not in shown
+    bar = fig.axes[-1]                                           # the colour key of the positions
+    assert bar.get_ylabel() == "позиция p"
+    assert [t.get_text() for t in bar.get_yticklabels()] == [str(p) for p in range(6)]
+    # the colours of the key are the arrows' colours, position by position
+    (solids,) = [c for c in bar.collections if isinstance(c, QuadMesh)]  # the key's colour patches
+    key_colours = solids.get_cmap()(solids.norm(np.asarray(solids.get_array()).ravel()))
+    np.testing.assert_allclose(arrows[0].get_facecolors(), key_colours)
 
 
 def test_rope_relative_draws_the_scores_and_the_offsets():
     fig = build("rope_relative")
     (drawn,) = images(fig)
     np.testing.assert_array_equal(drawn, SCORES)
-    right = fig.axes[1]
-    for m, line in enumerate(right.get_lines()):
+    left, right = fig.axes[:2]
+    assert (left.get_xlabel(), left.get_ylabel()) == ("позиция ключа n", "позиция запроса m")
+    curve, *rows = right.get_lines()
+    offsets = np.arange(-5, 6)
+    np.testing.assert_allclose(curve.get_xydata(),
+                               np.column_stack([offsets, [SCORES[max(d, 0), max(-d, 0)] for d in offsets]]))
+    assert len(rows) == 6
+    for m, line in enumerate(rows):                                # markers only, every one on the curve
+        assert line.get_linestyle() == "None" and line.get_label() == f"m={m}"
         np.testing.assert_allclose(line.get_xydata(), np.column_stack([m - np.arange(6), SCORES[m]]))
 
 
@@ -127,6 +147,8 @@ def test_example_heads_draws_each_head_with_three_decimals():
     shown = texts(fig)
     for value in ("0.214", "0.786", "0.333", "0.574"):
         assert value in shown
+    assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["позиция ключа n"] * 2
+    assert fig.axes[0].get_ylabel() == "позиция запроса m"
 
 
 def test_output_mixing_draws_both_matrices_and_their_outputs():
@@ -136,5 +158,6 @@ def test_output_mixing_draws_both_matrices_and_their_outputs():
     np.testing.assert_array_equal(mix, MIXING)
     assert fig.axes[0].get_xlabel() == "y = [c, d, a, b]"
     assert fig.axes[1].get_xlabel() == "y = [a, b, a + c, d]"
+    assert fig.axes[0].get_ylabel().startswith("$c_r$")         # rows are the coordinates c_r of Concat
     outlined = [p for p in fig.axes[1].patches if p.get_linestyle() == ":"]
     assert [(p.get_x() + 0.45, p.get_y() + 0.45) for p in outlined] == [(2, 0)]

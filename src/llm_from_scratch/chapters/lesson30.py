@@ -2,7 +2,9 @@
 
 * Two heads with two jobs in one layer: head 0 reads the previous token,
   head 1 the first token (``two_job_layer``, ``two_job_input``); the same
-  weights with ``heads=1`` give one full-width table for comparison.
+  weights with ``heads=1`` give one full-width table for comparison, also
+  with the two-head layer's score scale and pair frequencies
+  (``matched=True``).
 * Why scores are divided by ``sqrt(d_h)``: the spread of raw dot products of
   random rows grows like ``sqrt(d_h)`` and the softmax saturates
   (``score_spread``).
@@ -73,14 +75,29 @@ def two_job_weights(sharpness: float = JOB_SHARPNESS) -> dict[str, np.ndarray]:
     return {"query": query, "key": key, "value": value, "output": np.eye(d)}
 
 
-def two_job_layer(heads: int = 2) -> MultiHeadAttention:
-    """The two-job weights as a layer with ``heads`` heads (1 or 2)."""
-    weights = two_job_weights()
+# With h = 1 the head is twice as wide: scores are divided by sqrt(8), not
+# sqrt(4), and columns 6-7 become pair 3 of the head, turning by
+# base ** (-6 / 8) instead of base ** (-2 / 4). A longer query and key
+# (sharpness * 2 ** (1/4)) and base ** (2/3) undo both.
+MATCHED_SHARPNESS = JOB_SHARPNESS * 2.0 ** 0.25
+MATCHED_BASE = JOB_BASE ** (2.0 / 3.0)
+
+
+def two_job_layer(heads: int = 2, *, matched: bool = False) -> MultiHeadAttention:
+    """The two-job weights as a layer with ``heads`` heads (1 or 2).
+
+    ``matched=True`` (for ``heads=1``) gives the full-width head the
+    two-head layer's score scale and pair frequencies: its scores are then
+    exactly the sum of the two heads' scores.
+    """
+    sharpness, base = ((MATCHED_SHARPNESS, MATCHED_BASE) if matched
+                       else (JOB_SHARPNESS, JOB_BASE))
+    weights = two_job_weights(sharpness)
     parameters = [Parameter(f"jobs.{role}.weight", weights[role])
                   for role in ROLES]
     return MultiHeadAttention.from_parameters(
         *parameters, heads=heads, max_positions=JOB_TOKENS,
-        rope_base=JOB_BASE)
+        rope_base=base)
 
 
 # -- why sqrt(d_h) ----------------------------------------------------------------

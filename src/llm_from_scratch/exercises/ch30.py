@@ -105,7 +105,7 @@ def _wrong_1() -> list[object]:
 STAGES_2 = {
     "qkv": "Q (и K, V) сразу после проекции",
     "split": "Q после split_heads",
-    "weights_one_head": "веса внимания одной головы",
+    "weights_one_head": "веса внимания одной головы для всего батча",
     "weights": "веса внимания всех голов вместе",
     "head_outputs": "выходы голов A·V",
     "merged": "после merge_heads (конкатенации)",
@@ -171,22 +171,23 @@ def _wrong_2() -> list[object]:
 
 
 # ---------------------------------------------------------------------------
-# 30.3. Треугольник видимости трёх токенов в обеих головах
+# 30.3. Треугольник видимости четырёх токенов в обеих головах
 # ---------------------------------------------------------------------------
 
-_T_3 = 3
+_T_3 = 4
 _VISIBLE = tuple(tuple(int(key <= query) for key in range(_T_3)) for query in range(_T_3))
-_HINT_3 = "Строка — запрос q, столбец — ключ k; ключ виден запросу, если k ≤ q. Маска одна на все головы."
+_HINT_3 = ("Строка m — позиция запроса, столбец n — позиция ключа. Какие ключи закрывает каузальная "
+           "маска, и зависит ли она от головы?")
 
 
 def _matrix_3(value: object) -> tuple[tuple[int, ...], ...]:
     rows = as_list(value.tolist() if isinstance(value, np.ndarray) and value.ndim == 2 else value,
                    "матрица")
     if len(rows) != _T_3:
-        raise AnswerFormatError(f"нужна матрица 3 × 3 (три строки), получено {safe_repr(value)}.")
+        raise AnswerFormatError(f"нужна матрица 4 × 4 (четыре строки), получено {safe_repr(value)}.")
     cells = [as_list(row, f"строка {q}") for q, row in enumerate(rows)]
     if any(len(row) != _T_3 for row in cells):
-        raise AnswerFormatError(f"в каждой строке три ячейки, получено {safe_repr(value)}.")
+        raise AnswerFormatError(f"в каждой строке четыре ячейки, получено {safe_repr(value)}.")
     out = []
     for q, row in enumerate(cells):
         values = []
@@ -217,15 +218,17 @@ def _evaluate_3(answer: object) -> Feedback:
     return check_answer("30.3", _FORMAT_3, answer, fields, default_hint=_HINT_3)
 
 
-_FORMAT_3 = "словарь {0: матрица, 1: матрица}; матрица 3 × 3 из 0 и 1 (список строк или массив NumPy)."
+_FORMAT_3 = "словарь {0: матрица, 1: матрица}; матрица 4 × 4 из 0 и 1 (список строк или массив NumPy)."
 
 
 def _wrong_3() -> list[object]:
-    upper = [[1, 1, 1], [0, 1, 1], [0, 0, 1]]
-    strict = [[0, 0, 0], [1, 0, 0], [1, 1, 0]]
-    ones = [[1, 1, 1]] * 3
+    upper = [[int(n >= m) for n in range(_T_3)] for m in range(_T_3)]
+    strict = [[int(n < m) for n in range(_T_3)] for m in range(_T_3)]
+    ones = [[1] * _T_3] * _T_3
     visible = [list(row) for row in _VISIBLE]
-    return [{0: upper, 1: upper}, {0: strict, 1: strict}, {0: visible, 1: ones}, visible]
+    three = [row[:3] for row in visible[:3]]                       # the example's T = 3
+    return [{0: upper, 1: upper}, {0: strict, 1: strict}, {0: visible, 1: ones}, visible,
+            {0: three, 1: three}]
 
 
 # ---------------------------------------------------------------------------
@@ -233,14 +236,14 @@ def _wrong_3() -> list[object]:
 # ---------------------------------------------------------------------------
 
 OPTIONS_4 = {
-    "A": "У двух голов таблицы весов всегда разные, а у внимания на всю ширину строки таблицы "
-         "всегда одинаковые.",
-    "B": "Внимание на всю ширину строит одну таблицу [5, 5] на все признаки; головы строят две, "
-         "и у каждой свой softmax.",
-    "C": "Каждая голова читает только свою половину входа X, а внимание на всю ширину читает "
-         "весь X целиком.",
-    "D": "В многоголовом слое softmax нормирует веса по оси голов, так что по головам они "
-         "в сумме дают единицу.",
+    "A": "Две головы строят одну общую таблицу [5, 5], но каждая голова берёт из неё свою "
+         "половину ключей.",
+    "B": "Внимание на всю ширину строит одну таблицу [5, 5] на все признаки; у голов две "
+         "таблицы, у каждой свой softmax.",
+    "C": "У голов одна таблица весов [5, 5] на двоих, а различаются они только значениями, "
+         "которые смешивают.",
+    "D": "Головы строят две таблицы [5, 5], но softmax у них общий: строку нормируют по "
+         "обеим таблицам сразу.",
 }
 _RIGHT_4 = "одна таблица весов делит все признаки значений, а у каждой головы своя таблица"
 _HINT_4 = "Сосчитайте, сколько таблиц [T, T] нормирует softmax в каждом случае и по какой оси."
@@ -249,11 +252,10 @@ _HINT_4 = "Сосчитайте, сколько таблиц [T, T] нормир
 def _evaluate_4(answer: object) -> Feedback:
     field = Field(None, "вариант", lambda value: choice_verdict(
         value, OPTIONS_4, "B", f"верно: {_RIGHT_4}; совпасть по числам они при этом могут.", {
-            "A": "таблицы голов могут совпасть по числам при подходящих весах; а строки одной таблицы "
-                 "различаются, если различаются оценки.",
-            "C": "проекции выполняются до разделения, и каждая голова через свои столбцы W_Q, W_K, W_V "
-                 "читает весь вход.",
-            "D": "softmax всегда идёт по ключам, отдельно в каждой голове; по головам ничего не нормируется.",
+            "A": "каждая голова видит все разрешённые маской ключи; ключи между головами не делятся.",
+            "C": "оценки головы считаются по её собственным запросам и ключам, так что и таблица у неё "
+                 "своя.",
+            "D": "softmax идёт по ключам отдельно в каждой голове; по головам ничего не нормируется.",
         }, _HINT_4))
     return check_answer("30.4", _FORMAT_4, answer, [field], default_hint=_HINT_4)
 
@@ -267,8 +269,8 @@ _FORMAT_4 = 'буква варианта строкой, например "A" (�
 
 _SYMBOLS = "abcd"
 _TERM = re.compile(r"(?:(\d+)\s*\*\s*)?([abcd])$")
-_HINT_5 = ("В записи строкой y = h · W_O выход j собирает столбец j: y_j = Σ_i h_i · (W_O)_{i,j}. "
-           "Строка i матрицы говорит, куда уходит вход i.")
+_HINT_5 = ("В записи строкой y = c · W_O, c — строка Concat, выход j собирает столбец j: "
+           "y_j = Σ_r c_r · (W_O)_{r,j}. Строка r матрицы говорит, куда уходит координата c_r.")
 
 
 def _linear_form(value: object) -> dict[str, int]:
@@ -318,17 +320,28 @@ def _y2_check(value: object) -> Verdict:
     return Verdict(False, "выражение не совпадает с тем, что даёт столбец 2 новой матрицы.", _HINT_5)
 
 
-def _entry_check(value: object) -> Verdict:
-    items = as_list(value)
-    if len(items) != 2:
-        raise AnswerFormatError(f"нужна пара [i, j] — строка и столбец, получено {safe_repr(value)}.")
-    i, j = (as_int(item, "индекс") for item in items)
-    if (i, j) == (2, 1):
-        return Verdict(True, "верно.")
-    if (i, j) == (1, 2):
-        return Verdict(False, "с единицей в (1, 2) меняется не y_1; какой индекс — вход, а какой — выход?",
-                       _HINT_5)
-    return Verdict(False, f"с единицей в ({i}, {j}) y_1 не становится b + c.", _HINT_5)
+_HEADS_5 = frozenset({0, 3})   # d_model = 8, h = 4: row 1 is head 0's, column 6 is head 3's
+_HINT_5B = ("При d_model = 8 и h = 4 у головы i координаты 2i и 2i + 1 строки Concat. Выход y_6 "
+            "собирает столбец 6: в каких строках этого столбца стоят единицы?")
+
+
+def _heads_check(value: object) -> Verdict:
+    heads = as_int_set(value, '"heads_y6"')
+    if heads == _HEADS_5:
+        return Verdict(True, "верно: добавленная единица приводит в y_6 вторую голову.")
+    outside = sorted(heads - set(range(4)))
+    if outside:
+        return Verdict(False, f"голов с номерами {outside} нет: при h = 4 они нумеруются 0…3.", _HINT_5B)
+    if heads == {3}:
+        return Verdict(False, "учтена только единичная часть; добавленный элемент тоже пишет в y_6.",
+                       _HINT_5B)
+    if heads == {0}:
+        return Verdict(False, "учтён только добавленный элемент; единичная часть тоже пишет в y_6.",
+                       _HINT_5B)
+    if 1 in heads:
+        return Verdict(False, "строка 1 матрицы — это координата 1 строки Concat, а не голова 1.",
+                       _HINT_5B)
+    return Verdict(False, "набор голов не совпадает с тем, что даёт столбец 6 этой матрицы.", _HINT_5B)
 
 
 def _evaluate_5(answer: object) -> Feedback:
@@ -343,31 +356,34 @@ def _evaluate_5(answer: object) -> Feedback:
             "dcba": "порядок внутри группы головы не меняется.",
         }),
         Field("y2", '"y2"', _y2_check),
-        Field("entry", '"entry"', _entry_check),
+        Field("heads_y6", '"heads_y6"', _heads_check),
     ]
     return check_answer("30.5", _FORMAT_5, answer, fields, default_hint=_HINT_5)
 
 
 _FORMAT_5 = ('словарь: "concat" и "swapped" — списки из четырёх букв, "y2" — строка вроде "a + b", '
-             '"entry" — пара [i, j].')
+             '"heads_y6" — набор номеров голов, например {0}.')
 
 
 def _wrong_5() -> list[object]:
-    right = {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "entry": [2, 1]}
+    right = {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "heads_y6": {0, 3}}
     return [
         {**right, "swapped": list("abcd")},
         {**right, "concat": list("cdab")},
         {**right, "y2": "c"},
-        {**right, "entry": [1, 2]},
+        {**right, "heads_y6": {3}},
+        {**right, "heads_y6": {1, 3}},
         {**right, "swapped": list("badc"), "y2": "a"},
     ]
 
 
 # ---------------------------------------------------------------------------
-# 30.6. Меняется только токен 2
+# 30.6. Из пяти токенов меняется только токен 3
 # ---------------------------------------------------------------------------
 
-_HINT_6 = "Какие запросы видят ключ в позиции 2? Голов две, но маска у них одна, и W_O не смешивает строки."
+_T_6, _CHANGED_6 = 5, 3
+_HINT_6 = ("Какие запросы видят ключ и значение позиции 3? Голов две, но маска у них одна, "
+           "и W_O действует на каждую позицию отдельно.")
 
 
 def _rows_field(key: str, expected: frozenset[int]) -> Field:
@@ -375,20 +391,22 @@ def _rows_field(key: str, expected: frozenset[int]) -> Field:
         rows = as_int_set(value, f'"{key}"')
         if rows == expected:
             return Verdict(True, "верно.")
-        outside = sorted(rows - {0, 1, 2})
+        outside = sorted(rows - set(range(_T_6)))
         if outside:
-            return Verdict(False, f"строк с номерами {outside} нет: токенов три, 0, 1 и 2.", _HINT_6)
-        if key == "unchanged" and 2 in rows:
-            return Verdict(False, "строка 2 читает изменённый токен как свой ключ и своё значение.", _HINT_6)
-        if key == "may_change" and rows & {0, 1}:
-            return Verdict(False, "запросы левее позиции 2 не видят её ключ: маска его закрывает.", _HINT_6)
+            return Verdict(False, f"строк с номерами {outside} нет: токенов пять, 0…4.", _HINT_6)
+        if key == "unchanged" and _CHANGED_6 in rows:
+            return Verdict(False, "строка 3 читает изменённый токен как свой ключ и своё значение.", _HINT_6)
+        if key == "unchanged" and rows & set(range(_CHANGED_6 + 1, _T_6)):
+            return Verdict(False, "запросы правее позиции 3 видят её ключ и её значение.", _HINT_6)
+        if key == "may_change" and rows & set(range(_CHANGED_6)):
+            return Verdict(False, "запросы левее позиции 3 не видят её ключ: маска его закрывает.", _HINT_6)
         return Verdict(False, "в наборе не хватает строк.", _HINT_6)
 
     return Field(key, f'"{key}"', check)
 
 
 def _evaluate_6(answer: object) -> Feedback:
-    fields = [_rows_field("unchanged", frozenset({0, 1})), _rows_field("may_change", frozenset({2}))]
+    fields = [_rows_field("unchanged", frozenset({0, 1, 2})), _rows_field("may_change", frozenset({3, 4}))]
     return check_answer("30.6", _FORMAT_6, answer, fields, default_hint=_HINT_6)
 
 
@@ -396,20 +414,21 @@ _FORMAT_6 = '{"unchanged": набор номеров строк, "may_change": �
 
 
 def _wrong_6() -> list[object]:
-    return [{"unchanged": set(), "may_change": {0, 1, 2}}, {"unchanged": {0}, "may_change": {1, 2}},
-            {"unchanged": {0, 1, 2}, "may_change": set()}, {0, 1}]
+    return [{"unchanged": {0, 1, 2, 4}, "may_change": {3}}, {"unchanged": {0, 1}, "may_change": {2, 3, 4}},
+            {"unchanged": set(), "may_change": {0, 1, 2, 3, 4}},
+            {"unchanged": {0, 1, 2, 3, 4}, "may_change": set()}, {0, 1, 2}]
 
 
 # ---------------------------------------------------------------------------
-# 30.7. Где кончается раздельность голов и почему проекция не режет вход
+# 30.7. Где головы впервые встречаются и почему проекция не режет вход
 # ---------------------------------------------------------------------------
 
 OPTIONS_7 = {
     "ends": {
-        "A": "При конкатенации: она впервые кладёт обе головы в одну строку и складывает их признаки.",
+        "A": "При конкатенации: она кладёт обе головы в одну строку и складывает их признаки.",
         "B": "В softmax: знаменатель каждой строки собирает оценки обеих голов одновременно.",
-        "C": "На умножении на W_O: одна выходная координата впервые может зависеть от обеих голов.",
-        "D": "Нигде: каждая координата выхода слоя всегда зависит только от одной из голов.",
+        "C": "На умножении на W_O: одна выходная координата может собрать вклады обеих голов.",
+        "D": "Нигде: каждая координата выхода слоя зависит только от одной из голов.",
     },
     "why": {
         "A": "Каждый столбец W_Q, W_K, W_V читает всю строку входа; делятся уже выходы проекций.",
@@ -427,7 +446,7 @@ def _evaluate_7(answer: object) -> Feedback:
             value, OPTIONS_7["ends"], "C", "верно.", {
                 "A": "у конкатенации нет параметров: она ничего не складывает, только ставит рядом.",
                 "B": "softmax идёт отдельно в каждой голове; её оценки считаются по её Q и K.",
-                "D": "в упражнении 30.5 одна выходная координата уже собрала две головы.",
+                "D": "при произвольной W_O это не так: вспомните y_2 из упражнения 30.5.",
             }, _HINT_7)),
         Field("why", '"why"', lambda value: choice_verdict(
             value, OPTIONS_7["why"], "A", "верно.", {
@@ -448,28 +467,30 @@ def _wrong_7() -> list[object]:
 
 
 # ---------------------------------------------------------------------------
-# 30.8. Число параметров при d_model = 128
+# 30.8. Число параметров при d_model = 128, посчитанное по головам (h = 8)
 # ---------------------------------------------------------------------------
 
-_D_8 = 128
-_COUNT_8 = 4 * _D_8 ** 2
+_D_8, _H_8 = 128, 8
+_DH_8 = _D_8 // _H_8
+_COUNT_8 = _H_8 * 3 * _D_8 * _DH_8 + _D_8 ** 2          # = 4 * 128 ** 2
 _KNOWN_8 = {
-    3 * _D_8 ** 2: "не забыта ли выходная матрица?",
-    _D_8 ** 2: "матриц в слое больше одной.",
+    3 * _D_8 * _DH_8 + _D_8 ** 2: "матрицы W_Q^(i), W_K^(i), W_V^(i) есть у каждой из восьми голов.",
+    _H_8 * 3 * _D_8 * _DH_8: "не забыта ли выходная матрица W_O?",
+    _H_8 * (3 * _D_8 * _DH_8 + _D_8 ** 2): "W_O в слое одна, а не по одной на голову.",
+    _H_8 * 3 * _D_8 ** 2 + _D_8 ** 2: "матрица головы имеет форму [d_model, d_h], а не [d_model, d_model].",
+    _H_8 * 4 * _D_8 ** 2: "матрица головы имеет форму [d_model, d_h], а не [d_model, d_model].",
     _COUNT_8 + 4 * _D_8: "в этом слое нет смещений.",
     _COUNT_8 + 3 * _D_8: "в этом слое нет смещений.",
-    4 * _D_8: "каждая матрица квадратная, а не вектор.",
-    **{_COUNT_8 // h: "матрицы голов уже упакованы в общие матрицы: число голов не делит счёт."
-       for h in (2, 4, 8)},
-    **{_COUNT_8 * h: "каждая голова не получает собственных полных матриц." for h in (2, 4, 8)},
 }
-_HINT_8 = "Перечислите матрицы слоя и их формы; смещений нет, и от h счёт не зависит."
+_HINT_8 = ("Выпишите формы: у каждой из h голов три матрицы [d_model, d_h], и ещё одна W_O "
+           "[d_model, d_model]; смещений нет.")
 
 
 def _count_check(value: object) -> Verdict:
     number = as_int(value, allow_integral_float=True)
     if number == _COUNT_8:
-        return Verdict(True, "верно: четыре матрицы 128 × 128.")
+        return Verdict(True, "верно: 8 · 3 · 128 · 16 + 128² = 4 · 128², столько же, сколько у четырёх "
+                             "упакованных матриц.")
     return Verdict(False, f"{number}: " + _KNOWN_8.get(number, "число не сходится."), _HINT_8)
 
 
@@ -501,8 +522,8 @@ _CASES_9 = (
     Case("B = 3, T = 2, d_model = 8, h = 4", (_rng_array(3, (3, 2, 8)), 4)),
     Case("B = 1, T = 4, d_model = 6, h = 1", (_rng_array(4, (1, 4, 6)), 1)),
 )
-_HINT_9 = ("[B, T, d_model] → reshape → [B, T, h, d_h] → transpose осей 1 и 2 → [B, h, T, d_h]. "
-           "Голова i — это столбцы i·d_h … (i+1)·d_h − 1.")
+_HINT_9 = ("Голове i достаются столбцы i·d_h … (i+1)·d_h − 1 каждой строки. Сверьте с разделом "
+           "«Сначала проекция, потом головы», в каком порядке там меняется форма.")
 
 
 def _solution_9() -> Callable:
@@ -545,8 +566,8 @@ _CASES_10 = (
     Case("один токен", (np.array([[0.7]]),)),
     Case("оценки около 800", (800.0 + _rng_array(7, (1, 4, 4), scale=10.0),)),
 )
-_HINT_10 = ("Закройте ключи правее запроса (k > q) значением −inf до softmax, вычтите максимум строки "
-            "перед exp и нормируйте по последней оси.")
+_HINT_10 = ("Ключ n закрыт для запроса m, если n > m. Что должно стоять в закрытой ячейке до exp, "
+            "чтобы вес вышел ровно 0? И что спасает exp от переполнения при оценках около 800?")
 
 
 def _solution_10() -> Callable:
@@ -600,8 +621,8 @@ _CASES_11 = (
     Case("d_h = 6, позиции 1–3, основание 10 000", (_rng_array(10, (3, 6)), 1, 10_000.0)),
     Case("d_h = 8, одна позиция 7, основание 10 000", (_rng_array(11, (1, 8)), 7, 10_000.0)),
 )
-_HINT_11 = ("Пара (2i, 2i+1) строки в позиции p поворачивается на угол p · base^(−2i/d_h): "
-            "[x, y] → [x cos − y sin, x sin + y cos]; позиции начинаются с offset.")
+_HINT_11 = ("Сверьтесь с условием: какие координаты образуют пару k, на какой угол она поворачивается "
+            "в позиции p, в какую сторону и с какой позиции начинается счёт.")
 
 
 def _solution_11() -> Callable:
@@ -667,14 +688,16 @@ EXERCISES: dict[int, Exercise] = {
     4: Exercise("30.4", _FORMAT_4, _evaluate_4, lambda: "B", secrets=(_RIGHT_4,),
                 wrong_answers=lambda: ["A", "C", "D", "a", "с"]),
     5: Exercise("30.5", _FORMAT_5, _evaluate_5,
-                lambda: {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "entry": [2, 1]},
+                lambda: {"concat": list("abcd"), "swapped": list("cdab"), "y2": "a + c", "heads_y6": {0, 3}},
                 wrong_answers=_wrong_5),
-    6: Exercise("30.6", _FORMAT_6, _evaluate_6, lambda: {"unchanged": {0, 1}, "may_change": {2}},
+    6: Exercise("30.6", _FORMAT_6, _evaluate_6, lambda: {"unchanged": {0, 1, 2}, "may_change": {3, 4}},
                 wrong_answers=_wrong_6),
     7: Exercise("30.7", _FORMAT_7, _evaluate_7, lambda: {"ends": "C", "why": "A"}, wrong_answers=_wrong_7),
     8: Exercise("30.8", _FORMAT_8, _evaluate_8, lambda: _COUNT_8,
-                secrets=("65 536", "65,536", "четыре матрицы 128 × 128"),
-                wrong_answers=lambda: [3 * _D_8 ** 2, _D_8 ** 2, _COUNT_8 + 4 * _D_8, _COUNT_8 // 2, 12345]),
+                secrets=("65536", "65 536", "65,536", "4 · 128²"),
+                wrong_answers=lambda: [3 * _D_8 * _DH_8 + _D_8 ** 2, _H_8 * 3 * _D_8 * _DH_8,
+                                       _H_8 * (3 * _D_8 * _DH_8 + _D_8 ** 2), _H_8 * 4 * _D_8 ** 2,
+                                       _COUNT_8 + 4 * _D_8, 12345]),
     9: Exercise("30.9", "функция split_heads(x, heads) на массивах NumPy.", _evaluate_9, _solution_9,
                 wrong_answers=_wrong_9),
     10: Exercise("30.10", "функция causal_softmax(scores) на массивах NumPy.", _evaluate_10, _solution_10,

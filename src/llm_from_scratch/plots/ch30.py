@@ -9,6 +9,9 @@ Each function takes arrays (from the chapter's example or from
 * ``score_spread``: why scores are divided by ``sqrt(d_h)``;
 * ``rope_circle``: a RoPE pair as an arrow that turns with the position;
 * ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
+
+Notation as in the chapter: heads from 0, ``m`` the query position, ``n``
+the key position, ``p`` the position of any row, ``k`` a RoPE pair.
 * ``example_heads``: the example's causal table in every head;
 * ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``[a, b, c, d]``.
 """
@@ -20,15 +23,18 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib import colormaps
 from matplotlib.axes import Axes
+from matplotlib.cm import ScalarMappable
+from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from .style import CMAP, FONT, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = ["example_heads", "head_split", "output_mixing", "rope_circle", "rope_relative",
            "score_spread", "two_jobs"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
+QUERY_AXIS, KEY_AXIS = "позиция запроса m", "позиция ключа n"
 HEAD_SHADES = ("white", "0.88")
 MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
 
@@ -42,6 +48,12 @@ def _mask_legend(fig: Figure) -> None:
 def _colorbar(fig: Figure, image, axes: Sequence[Axes], label: str) -> None:
     bar = fig.colorbar(image, ax=list(axes), shrink=0.8, pad=0.02)
     bar.set_label(label)
+
+
+def _positions(ax: Axes, *, query_axis: bool = True) -> None:
+    """The chapter's names for the axes of a ``[T, T]`` table: ``m`` down, ``n`` across."""
+    ax.set_xlabel(KEY_AXIS)
+    ax.set_ylabel(QUERY_AXIS if query_axis else "")
 
 
 # -- two heads, two jobs --------------------------------------------------------------
@@ -62,15 +74,14 @@ def two_jobs(two_heads: np.ndarray, one_head: np.ndarray, *, threshold: float = 
     titles = ["голова 0:\nпредыдущий токен", "голова 1:\nпервый токен", "одна голова\nна всю ширину"]
     fig = new_figure(height=3.2)
     axes = fig.subplots(1, 3)
-    for ax, table, title in zip(axes, tables, titles, strict=True):
+    for index, (ax, table, title) in enumerate(zip(axes, tables, titles, strict=True)):
         image = attention_heatmap(ax, table, title=title, annotate=False)
         for query, key in zip(*np.nonzero(np.tril(table >= threshold)), strict=True):
             value = table[query, key]
             ax.text(key, query, _short(value),
                     ha="center", va="center", fontsize=SMALL,
                     color="white" if value < 0.55 else "black")
-    for ax in axes[1:]:
-        ax.set_ylabel("")
+        _positions(ax, query_axis=index == 0)
     _mask_legend(fig)
     _colorbar(fig, image, axes, "вес внимания")
     return fig
@@ -134,7 +145,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     ax.set_aspect("equal")
     top = 0.0
     for row in range(tokens):
-        ax.text(-0.2, top - row - 0.5, f"t={row}", ha="right", va="center", fontsize=SMALL)
+        ax.text(-0.2, top - row - 0.5, f"p={row}", ha="right", va="center", fontsize=SMALL)
     _grid(ax, x, 0, top, label=f"X: [1, {tokens}, {width}]")
     _grid(ax, q, q_left, top, groups=heads, label=f"Q, K, V: [1, {tokens}, {width}]")
     for column in range(width):       # one projected column reads every input feature
@@ -192,29 +203,32 @@ def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray
 @styled
 def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figure:
     """One unit circle per panel: a title, ``arrows: [P, 2]`` (the pair at positions
-    ``0 .. P-1``) and the positions whose arrows get a number (crowded arrows get few)."""
+    ``0 .. P-1``) and the positions whose arrows get a label ``p=…`` (crowded arrows
+    get few). The colour of an arrow is its position, read on the colour bar."""
     fig = new_figure(height=2.9)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     circle = np.linspace(0, 2 * np.pi, 200)
-    colours = colormaps[CMAP]
+    count = max(len(np.asarray(arrows)) for _, arrows, _ in panels)
+    shades = colormaps[CMAP](0.85 * np.arange(count) / max(count - 1, 1))
     for ax, (title, arrows, labelled) in zip(axes, panels, strict=True):
         arrows = np.asarray(arrows, float)
         ax.plot(np.cos(circle), np.sin(circle), color="0.7", linewidth=0.8)
         ax.axhline(0, color="0.85", linewidth=0.6)
         ax.axvline(0, color="0.85", linewidth=0.6)
-        shades = colours(0.85 * np.arange(len(arrows)) / max(len(arrows) - 1, 1))
         ax.quiver(np.zeros(len(arrows)), np.zeros(len(arrows)), arrows[:, 0], arrows[:, 1],
-                  color=shades, angles="xy", scale_units="xy", scale=1, width=0.012)
+                  color=shades[: len(arrows)], angles="xy", scale_units="xy", scale=1, width=0.012)
         for position, (u, v) in enumerate(arrows):
             if position in labelled:
-                ax.text(1.22 * u, 1.22 * v, f"p={position}" if position else "0",
-                        ha="center", va="center", fontsize=SMALL)
+                ax.text(1.22 * u, 1.22 * v, f"p={position}", ha="center", va="center", fontsize=SMALL)
         ax.set_title(title)
         ax.set_aspect("equal")
         ax.set_xlim(-1.45, 1.45)
         ax.set_ylim(-1.45, 1.45)
         ax.set_xticks([])
         ax.set_yticks([])
+    key = ScalarMappable(BoundaryNorm(np.arange(count + 1) - 0.5, count), ListedColormap(shades))
+    bar = fig.colorbar(key, ax=list(axes), shrink=0.8, pad=0.02, ticks=range(count))
+    bar.set_label("позиция p")
     return fig
 
 
@@ -235,15 +249,17 @@ def rope_relative(scores: np.ndarray) -> Figure:
                       fontsize=SMALL, color="white" if value < 0 else "black")
     left.set_xticks(range(positions))
     left.set_yticks(range(positions))
-    left.set_xlabel("позиция ключа n")
-    left.set_ylabel("позиция запроса m")
-    left.set_title("оценки после RoPE")
+    _positions(left)
+    left.set_title(r"$q_m\cdot k_n$ после RoPE")
     fig.colorbar(image, ax=left, shrink=0.8, pad=0.02)
     offsets = np.arange(positions)
-    for m in range(positions):       # one series per query row: they fall on one curve
-        right.plot(m - offsets, scores[m], linestyle=LINE_STYLES[m % len(LINE_STYLES)],
-                   marker=MARKERS[m], color="0.2", markerfacecolor="none", markersize=6,
-                   linewidth=0.8, label=f"m={m}")
+    # the curve: one score per offset m - n, read off the first row and column
+    curve = np.arange(1 - positions, positions)
+    right.plot(curve, [scores[max(d, 0), max(-d, 0)] for d in curve], "-", color="0.6",
+               linewidth=1.0, zorder=1, label="_curve")
+    for m in range(positions):       # one series of markers per query row: all on the curve
+        right.plot(m - offsets, scores[m], linestyle="none", marker=MARKERS[m], color="0.1",
+                   markerfacecolor="none", markersize=6, label=f"m={m}")
     right.set_xlabel("смещение m − n")
     right.set_ylabel(r"оценка $q_m\cdot k_n$")
     right.set_xticks(range(1 - positions, positions, 2))
@@ -262,8 +278,7 @@ def example_heads(weights: np.ndarray) -> Figure:
     axes = fig.subplots(1, weights.shape[0])
     for head, ax in enumerate(axes):
         image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
-    for ax in axes[1:]:
-        ax.set_ylabel("")
+        _positions(ax, query_axis=head == 0)
     _mask_legend(fig)
     _colorbar(fig, image, axes, "вес внимания")
     return fig
@@ -298,5 +313,5 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
         ax.xaxis.tick_top()
         ax.set_title(title, pad=24)
         ax.set_xlabel("y = [" + ", ".join(output) + "]")
-    axes[0].set_ylabel("строка Concat:\nголова 0 | голова 1")
+    axes[0].set_ylabel("$c_r$, строка r:\nголова 0 | голова 1")
     return fig
