@@ -183,8 +183,27 @@ def test_equal_arguments_give_bitwise_equal_runs():
 
 def test_top_block_gradient_is_the_last_layer_of_each_run():
     tops = depth_lab.top_block_gradient(range(1, 4), WIDTH, **SMALL)
+    assert set(tops) == set(depth_lab.VARIANTS)
     for variant, values in tops.items():
         assert values[2] == depth_lab.run(3, WIDTH, variant, **SMALL).gradient_norms[-1]
+    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **SMALL)
+    assert set(down) == {"post"}
+    assert down["post"][1] == depth_lab.run(3, WIDTH, "post", **SMALL).tensor_gradient("ffn.down.weight")[-1]
+
+
+def test_compare_runs_the_variants_asked_for():
+    runs = depth_lab.compare(2, WIDTH, variants=("pre", "post"), norm="layer", **SMALL)
+    assert list(runs) == ["pre", "post"] and all(run.norm == "layer" for run in runs.values())
+
+
+def test_tables_name_the_norm_each_run_used():
+    rms, layer = depth_lab.compare(2, WIDTH, **SMALL), depth_lab.compare(2, WIDTH, norm="layer", **SMALL)
+    assert [row[0] for row in depth_lab.summary_table(layer, layers=(1, 2))[1][::2]] == [
+        "Pre-LN", "Post-LN", "без остаточных путей, LN"]
+    header, rows = depth_lab.gradient_table({"1": rms, "√3": layer}, layers=(1, 2))
+    assert header == ["масштаб весов", "схема", "слой 1", "слой 2"]
+    assert [row[:2] for row in rows[::3]] == [["1", "Pre-RMSNorm"], ["√3", "Pre-LN"]]
+    assert rows[4][3] == f"{layer['post'].gradient_norms[1]:#.3g}"
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
@@ -197,23 +216,52 @@ def test_bad_arguments_say_what_is_allowed(arguments, message):
 
 
 def test_the_numbers_the_chapter_quotes():
-    """The prose of the depth lab quotes these values of the default runs; they must stay true."""
+    """The prose of the depth lab (and its «Итак») quotes these values of the default runs."""
     runs = depth_lab.compare(24, 32)
     assert runs["pre"].stream_rms[[0, -1]] == pytest.approx([0.98, 1.59], abs=0.005)
     assert runs["pre"].gradient_norms[[0, -1]] == pytest.approx([0.47, 0.27], abs=0.005)
     assert runs["none"].stream_rms[1] == pytest.approx(0.11, abs=0.005)
-    assert runs["none"].gradient_norms[[0, -1]] == pytest.approx([2363, 3.0], rel=0.01)
+    none = runs["none"].gradient_norms
+    assert none[[0, -1]] == pytest.approx([2363, 3.0], rel=0.01)
+    assert 100 < none[0] / none[-1] < 1000                            # «почти на три порядка»
+    assert (none[0] / none[-1]) ** (1 / 23) == pytest.approx(1.3, abs=0.05)
     post = runs["post"].gradient_norms
-    assert post.min() > 0.39 and post.max() < 0.52
+    assert round(post.min(), 2) == 0.40 and round(post.max(), 2) == 0.52
     np.testing.assert_allclose(runs["post"].stream_rms[1:], 1.0, atol=1e-5)
-    xavier = depth_lab.compare(24, 32, weight_scale=3 ** 0.5)
-    assert xavier["pre"].stream_rms[-1] == pytest.approx(4.98, abs=0.005)
-    assert (xavier["pre"].stream_rms[-1] ** 2 - xavier["pre"].stream_rms[0] ** 2) / 48 == pytest.approx(0.5, abs=0.01)
-    assert xavier["post"].gradient_norms[[0, -1]] == pytest.approx([6.35, 0.90], abs=0.01)
-    top = depth_lab.top_block_gradient(range(1, 25), weight_scale=3 ** 0.5)
-    assert top["pre"][[0, -1]] == pytest.approx([0.90, 0.23], abs=0.005)
-    assert top["pre"][-1] / top["pre"][0] == pytest.approx(0.25, abs=0.005)
-    assert top["post"].min() > 0.79 and top["post"].max() < 1.04    # "между 0.8 и 1.0"
+
+    scaled = depth_lab.compare(24, 32, weight_scale=3 ** 0.5)
+    assert scaled["pre"].stream_rms[-1] == pytest.approx(4.98, abs=0.005)
+    assert (scaled["pre"].stream_rms[-1] ** 2 - scaled["pre"].stream_rms[0] ** 2) / 48 == pytest.approx(0.5, abs=0.01)
+    assert scaled["post"].gradient_norms[[0, -1]] == pytest.approx([6.35, 0.90], abs=0.005)
+    assert scaled["pre"].gradient_norms[[0, -1]] == pytest.approx([2.37, 0.23], abs=0.005)
+
+    layer = depth_lab.compare(24, 32, norm="layer", weight_scale=3 ** 0.5, variants=("pre", "post"))
+    assert layer["post"].gradient_norms[[0, -1]] == pytest.approx([6.62, 0.80], abs=0.005)
+    plain = depth_lab.compare(24, 32, norm="layer", variants=("pre", "post"))
+    assert plain["pre"].gradient_norms[[0, -1]] == pytest.approx([0.48, 0.27], abs=0.005)
+    assert round(plain["post"].gradient_norms.min(), 2) == 0.42
+    assert round(plain["post"].gradient_norms.max(), 2) == 0.53
+
+    down = "ffn.down.weight"
+    top = depth_lab.top_block_gradient(range(1, 25), tensor=down, variants=("pre", "post"), weight_scale=3 ** 0.5)
+    assert top["pre"][[0, -1]] == pytest.approx([0.51, 0.14], abs=0.005)
+    assert top["pre"][0] / top["pre"][-1] == pytest.approx(3.6, abs=0.05)
+    rms = [depth_lab.run(depth, 32, "pre", weight_scale=3 ** 0.5).stream_rms[-1] for depth in (1, 24)]
+    assert rms == pytest.approx([1.38, 4.98], abs=0.005)
+    assert top["pre"][0] / top["pre"][-1] == pytest.approx(rms[1] / rms[0], rel=0.01)   # «ровно во столько раз»
+    assert round(top["post"].min(), 2) == 0.47 and round(top["post"].max(), 2) == 0.62
+    plain_top = depth_lab.top_block_gradient([1, 24], tensor=down, variants=("pre",))
+    assert plain_top["pre"] == pytest.approx([0.21, 0.14], abs=0.005)
+
+
+def test_the_depth_lab_exercise_quotes_the_lab():
+    """Exercise 31.10: the 1/sqrt(L) law says 0.5, the lab about sqrt(5/17)."""
+    from llm_from_scratch.exercises import ch31 as ex31
+
+    g = depth_lab.top_block_gradient([4, 16], tensor="ffn.down.weight", variants=("pre",),
+                                     weight_scale=3 ** 0.5)["pre"]
+    assert g[1] / g[0] == pytest.approx((5 / 17) ** 0.5, abs=0.01)
+    assert ex31.EXERCISES[10].solution()["measured"] == g[1] / g[0]
 
 
 def test_summary_table_reads_the_runs():
@@ -222,4 +270,4 @@ def test_summary_table_reads_the_runs():
     assert header == ["схема", "величина", "слой 1", "слой 3"]
     assert len(rows) == 6 and rows[0][0] == depth_lab.LABELS["pre"]
     assert rows[0][2:] == [f"{runs['pre'].stream_rms[1]:.3f}", f"{runs['pre'].stream_rms[3]:.3f}"]
-    assert rows[1][3] == f"{runs['pre'].gradient_norms[2]:.3g}"
+    assert rows[1][3] == f"{runs['pre'].gradient_norms[2]:#.3g}"

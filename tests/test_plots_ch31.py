@@ -22,20 +22,19 @@ ROWS = {"x": ch31.example_input()[0, 1], "N_a": FORWARD.attention_norm.value[0, 
         "A": FORWARD.attention_branch.value[0, 1], "x'": FORWARD.after_attention.value[0, 1],
         "N_f": FORWARD.feed_forward_norm.value[0, 1], "F": FORWARD.feed_forward_branch.value[0, 1],
         "y": FORWARD.output.value[0, 1]}
-SHAPES = {**{key: "[1, 3, 4]" for key in ROWS}, "weights": "[1, 2, 3, 3]", "logits": "[1, 3, 3]"}
+SHAPES = {**{key: "[1, 3, 4]" for key in ROWS}, "weights": "[1, 2, 3, 3]"}
 DERIVATION = lesson31.head0_derivation()
 SMALL_LAB = {"heads": 2, "tokens": 4, "batch": 2, "vocabulary": 7}
-
-
-def summary(stage):
-    return {"input_rms": lesson31.rms(stage.attention_input[0, 1]), "weight": stage.weights[0, 0, 1, 0],
-            "output": stage.output[0, 1]}
 
 
 PRE = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "pre")
 POST = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "post")
 RUNS = depth_lab.compare(5, 8, **SMALL_LAB)
-TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), 8, **SMALL_LAB)}
+TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), 8, **SMALL_LAB),
+        "масштаб √3": depth_lab.top_block_gradient(range(1, 4), 8, tensor="ffn.down.weight",
+                                                   variants=("pre", "post"), weight_scale=3 ** 0.5,
+                                                   **SMALL_LAB)}
+REFERENCE = {"масштаб √3": 0.5}
 
 BUILDERS = {
     "residual_stream": lambda: plots31.residual_stream(ROWS, token=1),
@@ -43,10 +42,10 @@ BUILDERS = {
     "head0_scores": lambda: plots31.head0_scores(DERIVATION.query, DERIVATION.keys, DERIVATION.scaled,
                                                  DERIVATION.probabilities),
     "attention_maps": lambda: plots31.attention_maps(FORWARD.attention_weights.value[0]),
-    "pre_post_orders": lambda: plots31.pre_post_orders(summary(PRE), summary(POST)),
+    "pre_post_orders": lambda: plots31.pre_post_orders(lesson31.token_summary(PRE), lesson31.token_summary(POST)),
     "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(lesson31.rnn_states([1.0, -0.5, 0.25])),
     "depth_profiles": lambda: plots31.depth_profiles(RUNS, depth_lab.LABELS),
-    "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS),
+    "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS, reference=REFERENCE),
 }
 
 
@@ -76,6 +75,7 @@ def test_vector_text_is_short_and_exact_about_zeros():
     assert plots31.vector_text([0.010881, 3.989119, 0.0, -0.0000001]) == "[0.011, 3.989, 0, 0]"
     assert plots31.vector_text([2.0, -0.5734, 1.999993]) == "[2, −0.573, 2.000]"
     assert plots31.vector_text([0.00544, 0.5], 6) == "[0.005440, 0.500000]"
+    assert plots31.vector_text([2.0, 0.5, 0.0], short_integers=False) == "[2.000, 0.500, 0.000]"
 
 
 def test_residual_stream_writes_every_row_along_the_line(figures):
@@ -96,7 +96,7 @@ def test_block_diagram_shows_shapes_and_two_skip_paths(figures):
     text = "\n".join(texts(fig))
     for key in ("x", "A", "x'", "F", "y"):
         assert f"{key}: [1, 3, 4]" in text
-    assert "[1, 2, 3, 3]" in text and "[1, 3, 3]" in text
+    assert "[1, 2, 3, 3]" in text and "y·P" not in text and "логиты" not in text
     skips = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 3]
     assert len(skips) == 2
     plus_heights = sorted(t.get_position()[1] for t in fig.findobj(Text) if t.get_text() == "+")
@@ -163,7 +163,7 @@ def test_sequential_vs_parallel_counts_the_steps(figures):
 
 def test_depth_profiles_draw_each_run(figures):
     fig = figures["depth_profiles"]
-    rms_ax, grad_ax = fig.axes
+    rms_ax, grad_ax, near_ax = fig.axes
     for variant, result in RUNS.items():
         label = depth_lab.LABELS[variant]
         (rms_line,) = [line for line in rms_ax.get_lines() if line.get_label() == label]
@@ -171,14 +171,24 @@ def test_depth_profiles_draw_each_run(figures):
         np.testing.assert_array_equal(rms_line.get_xydata()[:, 1], result.stream_rms)
         np.testing.assert_array_equal(grad_line.get_xydata()[:, 0], np.arange(1, result.layers + 1))
         np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
+        near = [line for line in near_ax.get_lines() if line.get_label() == label]
+        if variant == "none":      # the close-up leaves out the curve that needs the log scale
+            assert not near
+        else:
+            np.testing.assert_array_equal(near[0].get_xydata(), grad_line.get_xydata())
     styles = {line.get_linestyle() for line in rms_ax.get_lines()}
-    assert len(styles) == 3 and grad_ax.get_yscale() == "log"
+    assert len(styles) == 3 and grad_ax.get_yscale() == "log" and near_ax.get_yscale() == "linear"
+    assert rms_ax.get_xlabel() == "слой l (0 — вход)"
 
 
 def test_top_gradient_draws_one_point_per_depth(figures):
     fig = figures["top_gradient"]
-    (ax,) = fig.axes
-    assert ax.get_title() == "масштаб 1"
-    for variant, values in TOPS["масштаб 1"].items():
-        (line,) = [line for line in ax.get_lines() if line.get_label() == depth_lab.LABELS[variant]]
-        np.testing.assert_array_equal(line.get_xydata(), np.column_stack([[1, 2, 3], values]))
+    for ax, (title, tops) in zip(fig.axes, TOPS.items(), strict=True):
+        assert ax.get_title() == title
+        for variant, values in tops.items():
+            (line,) = [line for line in ax.get_lines() if line.get_label() == depth_lab.LABELS[variant]]
+            np.testing.assert_array_equal(line.get_xydata(), np.column_stack([[1, 2, 3], values]))
+    plain, scaled = fig.axes
+    assert not [line for line in plain.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
+    (reference,) = [line for line in scaled.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
+    np.testing.assert_allclose(reference.get_ydata(), 0.5 / np.sqrt([1, 2, 3]))

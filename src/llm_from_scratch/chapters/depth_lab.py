@@ -37,6 +37,8 @@ VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")
 LABELS = {"pre": "Pre-RMSNorm", "post": "Post-RMSNorm",
           "none": "без остаточных путей"}
+LAYER_NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN",
+                     "none": "без остаточных путей, LN"}
 LAYER_NORM_EPSILON = 1e-5
 
 Step = Callable[[Tensor], Tensor]
@@ -140,7 +142,7 @@ def _uniform(rng: SplitMix64, shape: tuple[int, ...]) -> np.ndarray:
 def lab_data(width: int, *, batch: int = 4, tokens: int = 8,
              vocabulary: int = 64, seed: int = 31
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Embeddings ``[B, T, d]`` with RMS about 1, a head ``[d, V]``, targets ``[B, T]``."""
+    """Inputs ``[B, T, d]`` (stand-ins for embeddings) with RMS about 1, a head ``[d, V]``, targets ``[B, T]``."""
     rng = SplitMix64(seed + 1)                  # not the blocks' stream
     x = np.sqrt(3.0) * _uniform(rng, (batch, tokens, width))  # variance 1
     head = Linear.new("head.weight", width, vocabulary, rng).weight.value
@@ -168,7 +170,7 @@ class DepthRun:
     width: int
     weight_scale: float
     loss: float
-    stream_rms: np.ndarray       # [L + 1]: the embeddings, then after block l
+    stream_rms: np.ndarray       # [L + 1]: the input, then after block l
     gradient_norms: np.ndarray   # [L]: ||dLoss/dθ_l|| over all 9 tensors of block l
     tensor_names: tuple[str, ...]  # the 9 names without the "layerN." prefix
     tensor_norms: np.ndarray     # [L, 9]: the same, per tensor
@@ -231,22 +233,37 @@ def _norm(grad: np.ndarray | None) -> float:
     return 0.0 if grad is None else float(np.sqrt(np.sum(grad ** 2)))
 
 
-def compare(layers: int = 24, width: int = 32, **options) -> dict[str, DepthRun]:
+def label(variant: str, norm: str = "rms") -> str:
+    """How tables and figures name a wiring: ``Pre-RMSNorm``, ``Post-LN``, …"""
+    return (LABELS if norm == "rms" else LAYER_NORM_LABELS)[variant]
+
+
+def compare(layers: int = 24, width: int = 32, *,
+            variants: tuple[str, ...] = VARIANTS, **options) -> dict[str, DepthRun]:
     """``run`` for every variant, with the same weights and data."""
-    return {variant: run(layers, width, variant, **options) for variant in VARIANTS}
+    return {variant: run(layers, width, variant, **options) for variant in variants}
 
 
-def top_block_gradient(depths: range = range(1, 25), width: int = 32,
+def top_block_gradient(depths: range = range(1, 25), width: int = 32, *,
+                       tensor: str | None = None,
+                       variants: tuple[str, ...] = VARIANTS,
                        **options) -> dict[str, np.ndarray]:
-    """Per variant, ``[len(depths)]``: the gradient norm of the top block of stacks of each depth."""
-    return {variant: np.array([run(depth, width, variant, **options).gradient_norms[-1]
+    """Per variant, ``[len(depths)]``: the gradient norm of the top block of a
+    stack of each depth; with ``tensor`` (e.g. ``"ffn.down.weight"``), of that
+    one tensor of the top block."""
+    def top(result: DepthRun) -> float:
+        if tensor is None:
+            return float(result.gradient_norms[-1])
+        return float(result.tensor_gradient(tensor)[-1])
+
+    return {variant: np.array([top(run(depth, width, variant, **options))
                                for depth in depths])
-            for variant in VARIANTS}
+            for variant in variants}
 
 
 def _short(value: float) -> str:
-    """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
-    return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
+    """Three significant digits, no exponent: ``0.472``, ``0.900``, ``2.99``, ``2363``."""
+    return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
 def summary_table(runs: dict[str, DepthRun], layers: tuple[int, ...] = (1, 6, 12, 24)
@@ -256,6 +273,19 @@ def summary_table(runs: dict[str, DepthRun], layers: tuple[int, ...] = (1, 6, 12
     header = ["схема", "величина", *(f"слой {layer}" for layer in layers)]
     rows = []
     for variant, result in runs.items():
-        rows.append([LABELS[variant], "RMS потока", *(f"{result.stream_rms[layer]:.3f}" for layer in layers)])
+        rows.append([label(variant, result.norm), "RMS потока",
+                     *(f"{result.stream_rms[layer]:.3f}" for layer in layers)])
         rows.append(["", "градиент", *(_short(result.gradient_norms[layer - 1]) for layer in layers)])
+    return header, rows
+
+
+def gradient_table(panels: dict[str, dict[str, DepthRun]],
+                   layers: tuple[int, ...] = (1, 6, 12, 24)
+                   ) -> tuple[list[str], list[list[str]]]:
+    """Header and rows for ``markdown_table``: the block gradient norms after
+    the given layers, one row per setting (``panels`` maps a title to runs)."""
+    header = ["масштаб весов", "схема", *(f"слой {layer}" for layer in layers)]
+    rows = [[title, label(variant, result.norm),
+             *(_short(result.gradient_norms[layer - 1]) for layer in layers)]
+            for title, runs in panels.items() for variant, result in runs.items()]
     return header, rows

@@ -8,7 +8,9 @@
 * ``head0_derivation``: the probability ``0.005440`` of the worked example
   worked out by hand in NumPy (RoPE, dot products, scaling, softmax);
 * ``rnn_states``: a serial recurrence, the contrast to attention's rows
-  that are all computed at once.
+  that are all computed at once;
+* ``wrap_lines``, ``error_text``: long report lines and error messages
+  wrapped to the width of the page's output blocks.
 """
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ RNN_INPUT_WEIGHT, RNN_STATE_WEIGHT = 0.5, 0.75
 def rms(values: np.ndarray) -> np.ndarray:
     """Root mean square of every row: ``[..., d] -> [...]``."""
     return np.sqrt(np.mean(np.asarray(values) ** 2, axis=-1))
+
+
+def rms_text(values: np.ndarray) -> str:
+    """The RMS of every row, three decimals even when whole: ``[2.000, 0.500, 1.500]``."""
+    return "[" + ", ".join(f"{value:.3f}" for value in np.atleast_1d(rms(values))) + "]"
 
 
 def scaled_input() -> np.ndarray:
@@ -67,6 +74,14 @@ def first_stage(block: DecoderBlock, x: np.ndarray, order: str = "pre",
     return FirstStage(order=order, norm=norm, attention_input=seen.value,
                       weights=attention.attention_weights.value,
                       branch=attention.output.value, output=output.value)
+
+
+def token_summary(stage: FirstStage, token: int = 1) -> dict[str, object]:
+    """What the Pre/Post figure writes for one token: the RMS of the row
+    attention reads, the token's weight on key 0 in head 0, its row of x'."""
+    return {"input_rms": float(rms(stage.attention_input[0, token])),
+            "weight": float(stage.weights[0, 0, token, 0]),
+            "output": stage.output[0, token]}
 
 
 @dataclass(frozen=True)
@@ -108,19 +123,7 @@ def rnn_states(inputs: np.ndarray) -> np.ndarray:
     return np.array(states)
 
 
-def rows_one_at_a_time(block: DecoderBlock, x: np.ndarray) -> np.ndarray:
-    """Block output computed separately for every prefix ``x[:, :t+1]``, last row kept.
-
-    The rows can be computed in any order: none of them waits for another
-    row's output, only for the inputs it may see.
-    """
-    tokens = x.shape[1]
-    rows = [block.forward(Tensor(x[:, : t + 1])).output.value[:, t]
-            for t in reversed(range(tokens))]
-    return np.stack(rows[::-1], axis=1)
-
-
-# -- printing for the page: 76 columns, errors with their causes ---------------
+# -- printing for the page: output blocks hold 75 characters -------------------
 
 def wrap_lines(text: str, width: int = 75, indent: str = "    ") -> str:
     """Every line at most ``width`` characters; long lines break after ``|``, a
@@ -140,10 +143,5 @@ def wrap_lines(text: str, width: int = 75, indent: str = "    ") -> str:
 
 
 def error_text(error: BaseException, width: int = 75) -> str:
-    """``Class: message``, then each chained cause on its own line, wrapped."""
-    lines = [f"{type(error).__name__}: {error}"]
-    cause = error.__cause__
-    while cause is not None:
-        lines.append(f"  причина — {type(cause).__name__}: {cause}")
-        cause = cause.__cause__
-    return "\n".join(textwrap.fill(line, width, subsequent_indent="    ") for line in lines)
+    """``Class: message``, wrapped to ``width`` with indented continuation lines."""
+    return textwrap.fill(f"{type(error).__name__}: {error}", width, subsequent_indent="    ")

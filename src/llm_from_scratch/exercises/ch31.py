@@ -4,6 +4,8 @@
 ``ex31.check_N(answer)``. Условия — в тексте главы; здесь только то, что нужно
 для проверки: варианты ответов (``ex31.STEPS``, ``ex31.AXIS_OPTIONS``, …) и
 скрытые случаи для упражнений с кодом (31.7–31.9), которых учащийся не видит.
+Варианты пронумерованы 1–4 (а не буквами: буквы A, B, … в главе — тензоры и
+оси); номер можно дать числом или строкой.
 
 Отзыв на неверный ответ объясняет, что не так, и не называет верный ответ;
 для кода он показывает первое расхождение с библиотекой на скрытом случае.
@@ -12,6 +14,8 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -24,6 +28,7 @@ from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..tensor import Tensor
 from .checking import (
+    AnswerFormatError,
     Case,
     Exercise,
     Feedback,
@@ -35,16 +40,45 @@ from .checking import (
     as_list,
     as_shape,
     check_answer,
-    choice_verdict,
     compare_functions,
     format_shape,
     plural,
+    safe_repr,
 )
 
 __all__ = [
     "AXIS_OPTIONS", "EXERCISES", "IDENTITY_OPTIONS", "ORDER_FORMULAS", "PART_OPTIONS", "PLACES", "STAGES",
-    "STEPS", "X_PRIME_OPTIONS", *(f"check_{n}" for n in range(1, 10)),
+    "STEPS", "X_PRIME_OPTIONS", *(f"check_{n}" for n in range(1, 11)),
 ]
+
+
+# ---------------------------------------------------------------------------
+# Выбор варианта по номеру
+# ---------------------------------------------------------------------------
+
+def _option(value: object, options: Mapping[int, str]) -> int:
+    """Номер варианта: ``2``, ``"2"``, ``" 2) "`` читаются одинаково."""
+    numbers = ", ".join(str(number) for number in options)
+    if isinstance(value, str):
+        text = value.strip().strip("()[].'\" ")
+        if not text.isdigit():
+            raise AnswerFormatError(f"нужен номер варианта ({numbers}), получено {safe_repr(value)}.")
+        value = int(text)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise AnswerFormatError(f"нужен номер варианта ({numbers}), получено {safe_repr(value)}.")
+    if int(value) not in options:
+        raise AnswerFormatError(f"варианта {safe_repr(value)} нет; есть {numbers}.")
+    return int(value)
+
+
+def _choice(value: object, options: Mapping[int, str], correct: int, why_right: str,
+            why_wrong: Mapping[int, str], hint: str = "") -> Verdict:
+    """Один вариант из ``options``; отзыв на неверный объясняет, чем он плох, и не
+    называет верный."""
+    number = _option(value, options)
+    if number == correct:
+        return Verdict(True, f"вариант {number} — {why_right}")
+    return Verdict(False, f"вариант {number} не подходит: {why_wrong[number]}", hint)
 
 # ---------------------------------------------------------------------------
 # 31.1 Порядок операций
@@ -108,14 +142,14 @@ STAGES = {   # ключи без учёта регистра: "N_a" и "n_a" —
     "f": "выход ветви SwiGLU", "y": "выход блока",
 }
 AXIS_OPTIONS = {
-    "A": "ось батча B: сложение может слить примеры",
-    "B": "ось токенов T: ветвь вернёт больше позиций",
-    "C": "ось признаков: ветвь вернёт иную ширину",
-    "D": "никакую: формы слагаемых обязаны совпасть",
+    1: "ось батча: сложение может слить примеры",
+    2: "ось токенов: ветвь вернёт больше позиций",
+    3: "ось d_model: ветвь вернёт иную ширину",
+    4: "никакую: формы слагаемых обязаны совпасть",
 }
 _STREAM = (2, 5, 12)
 _FORMAT_2 = ('словарь: ключи ex31.STAGES -> форма (список или кортеж трёх целых) '
-             'и "axis" -> буква варианта ex31.AXIS_OPTIONS.')
+             'и "axis" -> номер варианта из ex31.AXIS_OPTIONS.')
 
 
 def _shape_verdict(stage: str) -> Callable[[object], Verdict]:
@@ -139,16 +173,16 @@ def _shape_verdict(stage: str) -> Callable[[object], Verdict]:
 
 
 _AXIS_WHY = {
-    "A": "поэлементное сложение не трогает число примеров в батче.",
-    "B": "сложение идёт позиция к позиции; число позиций у обоих слагаемых одно.",
-    "C": "если ветвь вернёт другую ширину, сложение просто не определено, а не меняет ось.",
+    1: "поэлементное сложение не трогает число примеров в батче.",
+    2: "сложение идёт позиция к позиции; число позиций у обоих слагаемых одно.",
+    3: "если ветвь вернёт другую ширину, сложение просто не определено, а не меняет ось.",
 }
 
 
 def _check_2(answer: object) -> Feedback:
     fields = [Field(stage, f'"{stage}"', _shape_verdict(stage)) for stage in STAGES]
-    fields.append(Field("axis", '"axis"', lambda value: choice_verdict(
-        value, AXIS_OPTIONS, "D", "в сложении без растяжения осей обе формы совпадают целиком.", _AXIS_WHY,
+    fields.append(Field("axis", '"axis"', lambda value: _choice(
+        value, AXIS_OPTIONS, 4, "в сложении без растяжения осей обе формы совпадают целиком.", _AXIS_WHY,
         "Поэлементное сложение без растяжения осей требует одинаковых форм.")))
     return check_answer("31.2", _FORMAT_2, answer, fields,
                         default_hint="Блок сохраняет форму потока; внутри ветвей она может меняться.")
@@ -159,29 +193,29 @@ def _check_2(answer: object) -> Feedback:
 # ---------------------------------------------------------------------------
 
 IDENTITY_OPTIONS = {
-    "A": "да: обе ветви тогда ничего не добавляют",
-    "B": "нет: ветвь SwiGLU всё ещё добавляет F",
-    "C": "да: RMSNorm_f вернёт поток без изменений",
-    "D": "нет: сложение x + 0 удвоит входной поток",
+    1: "да: обе ветви тогда ничего не добавляют",
+    2: "нет: ветвь SwiGLU всё ещё добавляет F",
+    3: "да: RMSNorm_f вернёт поток без изменений",
+    4: "нет: сложение x + 0 удвоит входной поток",
 }
-X_PRIME_OPTIONS = {"A": "x' = 0", "B": "x' = x", "C": "x' = RMSNorm_a(x)", "D": "x' = 2x"}
-_FORMAT_3 = ('словарь: "x_prime" -> буква из ex31.X_PRIME_OPTIONS, '
-             '"identity" -> буква из ex31.IDENTITY_OPTIONS.')
+X_PRIME_OPTIONS = {1: "x' = 0", 2: "x' = x", 3: "x' = RMSNorm_a(x)", 4: "x' = 2x"}
+_FORMAT_3 = ('словарь: "x_prime" -> номер из ex31.X_PRIME_OPTIONS, '
+             '"identity" -> номер из ex31.IDENTITY_OPTIONS.')
 
 
 def _check_3(answer: object) -> Feedback:
     fields = [
-        Field("x_prime", '"x_prime"', lambda value: choice_verdict(
-            value, X_PRIME_OPTIONS, "B", "остаточный путь переносит x, а ветвь добавила ноль.", {
-                "A": "ноль вернула ветвь, а не остаточный путь; поток на входе никуда не делся.",
-                "C": "нормализованная копия идёт только во вход ветви; в поток она не попадает.",
-                "D": "к потоку прибавляется выход ветви, а он равен нулю.",
+        Field("x_prime", '"x_prime"', lambda value: _choice(
+            value, X_PRIME_OPTIONS, 2, "остаточный путь переносит x, а ветвь добавила ноль.", {
+                1: "ноль вернула ветвь, а не остаточный путь; поток на входе никуда не делся.",
+                3: "нормализованная копия идёт только во вход ветви; в поток она не попадает.",
+                4: "к потоку прибавляется выход ветви, а он равен нулю.",
             }, "Сложение x' = x + A прибавляет выход ветви к потоку, который в неё вошёл.")),
-        Field("identity", '"identity"', lambda value: choice_verdict(
-            value, IDENTITY_OPTIONS, "B", "вторая ветвь не зависит от первой и прибавляет своё.", {
-                "A": "нулём стал выход только одной ветви; вторая работает как прежде.",
-                "C": "RMSNorm делит строку на её RMS; у x это не обязательно 1, да и ветвь после неё не тождественна.",
-                "D": "x + 0 = x: прибавление нуля ничего не удваивает.",
+        Field("identity", '"identity"', lambda value: _choice(
+            value, IDENTITY_OPTIONS, 2, "вторая ветвь не зависит от первой и прибавляет своё.", {
+                1: "нулём стал выход только одной ветви; вторая работает как прежде.",
+                3: "RMSNorm делит строку на её RMS; у x это не обязательно 1, да и ветвь после неё не тождественна.",
+                4: "x + 0 = x: прибавление нуля ничего не удваивает.",
             }, "Выпишите y через x, когда A = 0; упражнение 31.8 проверит это кодом.")),
     ]
     return check_answer("31.3", _FORMAT_3, answer, fields, default_hint="Запишите обе ступени блока при A = 0.")
@@ -192,13 +226,13 @@ def _check_3(answer: object) -> Feedback:
 # ---------------------------------------------------------------------------
 
 PART_OPTIONS = {
-    "A": "каузальная маска в ветви внимания",
-    "B": "RMSNorm, нормирующая строку отдельно",
-    "C": "проекция down внутри ветви SwiGLU",
-    "D": "второе сложение, строка к строке",
+    1: "каузальная маска в ветви внимания",
+    2: "RMSNorm, нормирующая строку отдельно",
+    3: "проекция down внутри ветви SwiGLU",
+    4: "второе сложение, строка к строке",
 }
 _FORMAT_4 = ('словарь: "rows" -> множество номеров строк выхода, которые обязаны остаться '
-             'побитово прежними; "part" -> буква из ex31.PART_OPTIONS.')
+             'побитово прежними; "part" -> номер из ex31.PART_OPTIONS.')
 _TOKENS_4 = 5
 
 
@@ -218,17 +252,17 @@ def _rows_verdict(value: object) -> Verdict:
 
 
 _PART_WHY = {
-    "B": "норма работает с каждой строкой отдельно и не проводит границы между токенами.",
-    "C": "проекция down применяется к каждой строке отдельно; токены здесь не встречаются.",
-    "D": "сложение поэлементное; оно не решает, какие токены видит строка.",
+    2: "норма работает с каждой строкой отдельно и не проводит границы между токенами.",
+    3: "проекция down применяется к каждой строке отдельно; токены здесь не встречаются.",
+    4: "сложение поэлементное; оно не решает, какие токены видит строка.",
 }
 
 
 def _check_4(answer: object) -> Feedback:
     fields = [
         Field("rows", '"rows"', _rows_verdict),
-        Field("part", '"part"', lambda value: choice_verdict(
-            value, PART_OPTIONS, "A", "только здесь строки читают друг друга, и маска закрывает будущее.",
+        Field("part", '"part"', lambda value: _choice(
+            value, PART_OPTIONS, 1, "только здесь строки читают друг друга, и маска закрывает будущее.",
             _PART_WHY, "Найдите единственный этап, где одна строка читает другие.")),
     ]
     return check_answer("31.4", _FORMAT_4, answer, fields, default_hint="Вспомните проверку каузальности в главе.")
@@ -269,49 +303,49 @@ def _check_5(answer: object) -> Feedback:
 # ---------------------------------------------------------------------------
 
 ORDER_FORMULAS = {
-    "A": "x' = Norm(x + MHA(x))",
-    "B": "x' = x + MHA(Norm(x))",
-    "C": "x' = Norm(x) + MHA(x)",
-    "D": "x' = x + Norm(MHA(x))",
+    1: "x' = Norm(x + MHA(x))",
+    2: "x' = x + MHA(Norm(x))",
+    3: "x' = Norm(x) + MHA(x)",
+    4: "x' = x + Norm(MHA(x))",
 }
 PLACES = {
-    "A": "на входе внимания: Norm(x) против x",
-    "B": "только после сложения, в самом x'",
-    "C": "только во второй ветви, внутри SwiGLU",
-    "D": "нигде: при единичных масштабах всё равно",
+    1: "на входе внимания: Norm(x) против x",
+    2: "только после сложения, в самом x'",
+    3: "только во второй ветви, внутри SwiGLU",
+    4: "нигде: при единичных масштабах всё равно",
 }
-_FORMAT_6 = ('словарь: "post" -> буква из ex31.ORDER_FORMULAS; "first" и "example" -> '
-             "буквы из ex31.PLACES.")
+_FORMAT_6 = ('словарь: "post" -> номер из ex31.ORDER_FORMULAS; "first" и "example" -> '
+             "номера из ex31.PLACES.")
 _FORMULA_WHY = {
-    "B": "так выглядит порядок Pre, где норма стоит на входе ветви.",
-    "C": "здесь норма срезает масштаб у самого потока ещё до сложения; в Post она идёт после суммы.",
-    "D": "нормировать выход ветви — ни Pre, ни Post: в Post нормируется сумма.",
+    2: "так выглядит порядок Pre, где норма стоит на входе ветви.",
+    3: "здесь норма срезает масштаб у самого потока ещё до сложения; в Post она идёт после суммы.",
+    4: "нормировать выход ветви — ни Pre, ни Post: в Post нормируется сумма.",
 }
 _PLACE_WHY_GENERAL = {
-    "B": "различие возможно ещё до суммы, ведь внимание в двух порядках может читать разные строки.",
-    "C": "первый этап кончается сложением; SwiGLU сюда не входит.",
-    "D": "единичные масштабы не делают RMS каждой строки равным 1.",
+    2: "различие возможно ещё до суммы, ведь внимание в двух порядках может читать разные строки.",
+    3: "первая ступень кончается сложением; SwiGLU сюда не входит.",
+    4: "единичные масштабы не делают RMS каждой строки равным 1.",
 }
 _PLACE_WHY_EXAMPLE = {
-    "A": "в примере RMS каждой строки X равно 1, так что Norm(x) = x и внимание читает одно и то же.",
-    "C": "первый этап кончается сложением; SwiGLU сюда не входит.",
-    "D": "в примере порядки дают разные x'; сравните строки в главе.",
+    1: "в примере RMS каждой строки X равно 1, так что Norm(x) = x и внимание читает одно и то же.",
+    3: "первая ступень кончается сложением; SwiGLU сюда не входит.",
+    4: "в примере порядки дают разные x'; сравните строки в главе.",
 }
 
 
 def _check_6(answer: object) -> Feedback:
     fields = [
-        Field("post", '"post"', lambda value: choice_verdict(
-            value, ORDER_FORMULAS, "A", "в Post норма стоит на потоке после суммы.", _FORMULA_WHY,
+        Field("post", '"post"', lambda value: _choice(
+            value, ORDER_FORMULAS, 1, "в Post норма стоит на потоке после суммы.", _FORMULA_WHY,
             "В Post норма следует за сложением.")),
-        Field("first", '"first"', lambda value: choice_verdict(
-            value, PLACES, "A", "Pre подаёт во внимание Norm(x), Post — сам x.", _PLACE_WHY_GENERAL,
+        Field("first", '"first"', lambda value: _choice(
+            value, PLACES, 1, "Pre подаёт во внимание Norm(x), Post — сам x.", _PLACE_WHY_GENERAL,
             "Сравните, что читает внимание в двух формулах.")),
-        Field("example", '"example"', lambda value: choice_verdict(
-            value, PLACES, "B", "в примере Norm(x) = x, и разница видна только после сложения.",
+        Field("example", '"example"', lambda value: _choice(
+            value, PLACES, 2, "в примере Norm(x) = x, и разница видна только после сложения.",
             _PLACE_WHY_EXAMPLE, "Вспомните, чему равно RMS строк X в примере главы.")),
     ]
-    return check_answer("31.6", _FORMAT_6, answer, fields, default_hint="Сравните две формулы этапа по шагам.")
+    return check_answer("31.6", _FORMAT_6, answer, fields, default_hint="Сравните две формулы ступени по шагам.")
 
 
 # ---------------------------------------------------------------------------
@@ -372,7 +406,7 @@ def _code_exercise(number: str, name: str, reference: Callable, cases: Callable[
     def evaluate(answer: object) -> Feedback:
         hidden = cases()
         feedback = compare_functions(number, answer, reference, hidden, name=name, hint=hint)
-        if feedback.correct:
+        if feedback.correct or feedback.placeholder:
             return feedback
         failing = cases()[len(feedback.items) - 1].arguments    # fresh copies
         try:
@@ -464,6 +498,94 @@ def _count_solution(d_model: int, heads: int, d_ff: int) -> int:
 
 
 # ---------------------------------------------------------------------------
+# 31.10 Лаборатория глубины: градиент верхнего блока Pre и закон 1/√L
+# ---------------------------------------------------------------------------
+
+_DEPTHS_10 = (4, 16)
+_SCALE_10 = math.sqrt(3.0)
+_FORMAT_10 = ('словарь: "predicted" -> отношение g(16)/g(4) по закону 1/√L, "measured" -> '
+              "то же отношение, измеренное лабораторией; оба — числа.")
+
+
+@functools.cache
+def _lab_ratios() -> dict[str, float]:
+    """``g(16)/g(4)`` as the lab measures it: ``"pre"`` is the answer (W_down of
+    the top block, Pre, scale √3); the others are the slips we recognise."""
+    def ratio(variant: str = "pre", tensor: str | None = "ffn.down.weight",
+              scale: float = _SCALE_10) -> float:
+        tops = depth_lab.top_block_gradient(_DEPTHS_10, tensor=tensor, variants=(variant,),
+                                            weight_scale=scale)[variant]
+        return float(tops[1] / tops[0])
+    return {"pre": ratio(), "block": ratio(tensor=None), "post": ratio("post"),
+            "scale_1": ratio(scale=1.0)}
+
+
+def _as_number(value: object, what: str) -> float:
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, str):
+        raise AnswerFormatError(f"{what}: {safe_repr(value)} — строка; нужно число без кавычек.")
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise AnswerFormatError(f"{what}: нужно число, получено {safe_repr(value)}.")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not math.isfinite(number):
+        raise AnswerFormatError(f"{what}: {safe_repr(value)} — не конечное число.")
+    return number
+
+
+def _predicted_verdict(value: object) -> Verdict:
+    predicted = _as_number(value, "predicted")
+    if abs(predicted - 0.5) <= 0.01:
+        return Verdict(True, "по закону 1/√L глубина выросла вчетверо, градиент падает вдвое.")
+    if predicted > 1:
+        message = "отношение больше 1 значит, что градиент растёт с глубиной, а закон говорит об убывании."
+    elif abs(predicted - 0.25) <= 0.01:
+        message = "так падала бы величина по закону 1/L; у Xiong и соавторов — 1/√L."
+    else:
+        message = f"{predicted:g} не следует из закона 1/√L."
+    return Verdict(False, message, "Подставьте L = 16 и L = 4 в 1/√L и поделите одно на другое.")
+
+
+def _measured_verdict(value: object) -> Verdict:
+    measured = _as_number(value, "measured")
+    ratios = _lab_ratios()
+    if abs(measured - ratios["pre"]) <= 0.002:
+        return Verdict(True, "градиент падает чуть медленнее закона: он следует за 1/RMS потока, "
+                             "а квадрат RMS растёт примерно как 1 + L, а не как L.")
+    slips = {
+        "block": "похоже, это градиент всего верхнего блока; здесь нужна одна матрица W_down.",
+        "post": "похоже, это отношение для Post; здесь нужна схема Pre.",
+        "scale_1": "похоже, это масштаб весов 1; здесь нужен масштаб √3.",
+    }
+    for key, message in slips.items():
+        if abs(measured - ratios[key]) <= 0.002:
+            return Verdict(False, message, "Передайте в depth_lab.top_block_gradient глубины [4, 16], "
+                                           'tensor="ffn.down.weight" и weight_scale=3 ** 0.5.')
+    if abs(measured * ratios["pre"] - 1.0) <= 0.01:
+        return Verdict(False, "похоже, это g(4)/g(16); нужно g(16)/g(4).", "Поделите градиент при L = 16 "
+                                                                           "на градиент при L = 4.")
+    return Verdict(False, f"{measured:g} не сходится с измерением лаборатории.",
+                   "Передайте в depth_lab.top_block_gradient глубины [4, 16], tensor=\"ffn.down.weight\" "
+                   "и weight_scale=3 ** 0.5, возьмите схему Pre.")
+
+
+def _check_10(answer: object) -> Feedback:
+    fields = [Field("predicted", '"predicted"', _predicted_verdict),
+              Field("measured", '"measured"', _measured_verdict)]
+    return check_answer("31.10", _FORMAT_10, answer, fields,
+                        default_hint="Сначала предсказание по формуле, затем измерение в лаборатории.")
+
+
+def _lab_wrong_answers() -> list[dict[str, float]]:
+    ratios = _lab_ratios()
+    return [{"predicted": 0.25, "measured": ratios["pre"]}, {"predicted": 2.0, "measured": 1 / ratios["pre"]},
+            *({"predicted": 0.5, "measured": ratios[key]} for key in ("block", "post", "scale_1"))]
+
+
+# ---------------------------------------------------------------------------
 # Реестр
 # ---------------------------------------------------------------------------
 
@@ -474,29 +596,32 @@ EXERCISES: dict[int, Exercise] = {
                     ["attention", "residual_1", "attention_norm", "ffn", "residual_2", "ffn_norm"],
                     ["attention_norm", "attention", "residual_1", "ffn", "residual_2"],
                     ["attention_norm", "attention", "attention", "ffn_norm", "ffn", "residual_2"]]),
-    2: Exercise("31.2", _FORMAT_2, _check_2, lambda: {**{s: [2, 5, 12] for s in STAGES}, "axis": "D"},
+    2: Exercise("31.2", _FORMAT_2, _check_2, lambda: {**{s: [2, 5, 12] for s in STAGES}, "axis": 4},
                 wrong_answers=lambda: [
-                    {**{s: [2, 5, 12] for s in STAGES}, "axis": "C"},
-                    {**{s: [2, 5, 12] for s in STAGES}, "f": [2, 5, 32], "axis": "D"},
-                    {**{s: [5, 2, 12] for s in STAGES}, "axis": "D"}]),
-    3: Exercise("31.3", _FORMAT_3, _check_3, lambda: {"x_prime": "B", "identity": "B"},
-                wrong_answers=lambda: [{"x_prime": "B", "identity": "A"}, {"x_prime": "A", "identity": "B"},
-                                       {"x_prime": "C", "identity": "C"}]),
-    4: Exercise("31.4", _FORMAT_4, _check_4, lambda: {"rows": {0, 1, 2, 3}, "part": "A"},
-                wrong_answers=lambda: [{"rows": {0, 1, 2, 3, 4}, "part": "A"}, {"rows": {0, 1, 2}, "part": "A"},
-                                       {"rows": {0, 1, 2, 3}, "part": "B"}]),
+                    {**{s: [2, 5, 12] for s in STAGES}, "axis": 3},
+                    {**{s: [2, 5, 12] for s in STAGES}, "f": [2, 5, 32], "axis": 4},
+                    {**{s: [5, 2, 12] for s in STAGES}, "axis": "4"},
+                    {**{s: [2, 5, 12] for s in STAGES}, "axis": "D"}]),
+    3: Exercise("31.3", _FORMAT_3, _check_3, lambda: {"x_prime": 2, "identity": 2},
+                wrong_answers=lambda: [{"x_prime": 2, "identity": 1}, {"x_prime": 1, "identity": 2},
+                                       {"x_prime": 3, "identity": 3}, {"x_prime": "B", "identity": 2}]),
+    4: Exercise("31.4", _FORMAT_4, _check_4, lambda: {"rows": {0, 1, 2, 3}, "part": 1},
+                wrong_answers=lambda: [{"rows": {0, 1, 2, 3, 4}, "part": 1}, {"rows": {0, 1, 2}, "part": 1},
+                                       {"rows": {0, 1, 2, 3}, "part": 2}]),
     5: Exercise("31.5", "целое число.", _check_5, lambda: _COUNT, secrets=(str(_COUNT),),
                 wrong_answers=lambda: [_COUNT - 24, _COUNT - 12, _COUNT - 384, 1608, 9]),
-    6: Exercise("31.6", _FORMAT_6, _check_6, lambda: {"post": "A", "first": "A", "example": "B"},
-                wrong_answers=lambda: [{"post": "B", "first": "A", "example": "B"},
-                                       {"post": "A", "first": "B", "example": "B"},
-                                       {"post": "A", "first": "A", "example": "A"}]),
+    6: Exercise("31.6", _FORMAT_6, _check_6, lambda: {"post": 1, "first": 1, "example": 2},
+                wrong_answers=lambda: [{"post": 2, "first": 1, "example": 2},
+                                       {"post": 1, "first": 2, "example": 2},
+                                       {"post": 1, "first": 1, "example": 1}]),
     7: Exercise("31.7", "функция post_norm_block(block, x) -> массив NumPy той же формы, что x.", _check_7,
                 lambda: _post_reference, wrong_answers=_post_wrong_answers),
     8: Exercise("31.8", "функция block_without_attention(block, x) -> массив NumPy той же формы, что x.",
                 _check_8, lambda: _silent_reference, wrong_answers=lambda: list(_SILENT_KNOWN.values())),
     9: Exercise("31.9", "функция count_parameters(d_model, heads, d_ff) -> целое число.", _check_9,
                 lambda: _count_solution, wrong_answers=lambda: list(_COUNT_KNOWN.values())),
+    10: Exercise("31.10", _FORMAT_10, _check_10, lambda: {"predicted": 0.5, "measured": _lab_ratios()["pre"]},
+                 wrong_answers=_lab_wrong_answers),
 }
 
 check_1 = EXERCISES[1].check
@@ -508,3 +633,4 @@ check_6 = EXERCISES[6].check
 check_7 = EXERCISES[7].check
 check_8 = EXERCISES[8].check
 check_9 = EXERCISES[9].check
+check_10 = EXERCISES[10].check

@@ -15,7 +15,8 @@
   на скрытом случае: это отладка, а не подсказка ответа);
 * подсказки называют объекты так, как их импортирует блокнот (``ex30.…``).
 
-Разбор ответов одинаков в обеих главах: ``None`` и ``...`` — заглушки; размеры
+Разбор ответов одинаков в обеих главах: ``None`` и ``...`` — заглушки (и функция
+учащегося, которая всё ещё возвращает ``...``, — тоже); размеры
 осей и номера — ``int``; буквы вариантов не зависят от регистра, а кириллические
 «А», «В», «С», «Е» читаются как латинские.
 """
@@ -290,6 +291,9 @@ def compare_functions(number: str, candidate: object, reference: Callable, cases
         label = f"случай {index} ({case.description})"
         expected = np.asarray(reference(*_copies(case.arguments)), dtype=np.float64)
         problem = _first_difference(candidate, case.arguments, expected, atol)
+        if problem is _STUB:
+            return Feedback(number, False, (), f"замените заглушку return ... в функции {name} своим кодом.",
+                            placeholder=True)
         if problem:
             items.append(ItemResult(label, "wrong", problem))
             return Feedback(number, False, tuple(items), hint)
@@ -301,13 +305,20 @@ def _copies(arguments: tuple) -> tuple:
     return tuple(np.array(a) if isinstance(a, np.ndarray) else a for a in arguments)
 
 
+# A learner's function still returning the stub's ``...``: not a wrong answer, an unfilled one.
+_STUB = "заглушка"
+
+
 def _first_difference(candidate: Callable, arguments: tuple, expected: np.ndarray, atol: float) -> str:
-    """Пустая строка, если результат совпал; иначе — где первое расхождение."""
+    """Пустая строка, если результат совпал; ``_STUB``, если функция вернула ``...``;
+    иначе — где первое расхождение."""
     try:
         result = candidate(*_copies(arguments))
     except Exception as error:
         message = str(error).splitlines()[0][:120] if str(error) else ""
         return f"вызов поднял {type(error).__name__}" + (f": {message}" if message else "") + "."
+    if result is Ellipsis:
+        return _STUB
     if result is None:
         return "функция вернула None: не забыт ли return?"
     if hasattr(result, "value") and isinstance(result.value, np.ndarray):
@@ -315,7 +326,8 @@ def _first_difference(candidate: Callable, arguments: tuple, expected: np.ndarra
     try:
         got = np.asarray(result, dtype=np.float64)
     except (TypeError, ValueError):
-        return f"результат {safe_repr(result)} — не числовой массив."
+        kind = "не число" if expected.ndim == 0 else "не числовой массив"
+        return f"результат {safe_repr(result)} — {kind}."
     if got.shape != expected.shape:
         return f"форма результата {format_shape(got.shape)}, а у библиотеки {format_shape(expected.shape)}."
     wrong = ~np.isclose(got, expected, rtol=0.0, atol=atol, equal_nan=False)

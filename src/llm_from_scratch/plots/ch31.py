@@ -37,14 +37,16 @@ VARIANT_STYLE = {   # variant -> (line style, marker, colour from viridis)
 }
 
 
-def vector_text(values: Sequence[float], decimals: int = 3) -> str:
+def vector_text(values: Sequence[float], decimals: int = 3, *, short_integers: bool = True) -> str:
     """``[0.011, 3.989, 0, 0]``: fixed decimals; exact integers (and values that
-    round to zero) short; a real minus sign."""
+    round to zero) short unless ``short_integers=False`` (``[2.000, 0.500]``,
+    for quantities such as RMS); a real minus sign."""
     def one(value: float) -> str:
         value = float(value)
-        if round(value, decimals) == 0.0:
+        if short_integers and round(value, decimals) == 0.0:
             return "0"
-        text = f"{value:.0f}" if value == round(value) else f"{value:.{decimals}f}"
+        exact = short_integers and value == round(value)
+        text = f"{value:.0f}" if exact else f"{value:.{decimals}f}"
         return text.replace("-", "−")
     return "[" + ", ".join(one(v) for v in values) + "]"
 
@@ -133,12 +135,12 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     """The block from bottom to top: two branches, each bypassed by a
     residual path that ends in ``+``; every arrow carries its shape.
 
-    ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights, logits`` to text
-    such as ``[1, 3, 4]``.
+    ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights`` to text such as
+    ``[1, 3, 4]``.
     """
-    fig = new_figure(5.2, 5.6)
+    fig = new_figure(5.2, 4.9)
     ax = fig.add_subplot()
-    _canvas(ax, 7.0, 10.0)
+    _canvas(ax, 7.0, 9.6)
     main_x, skip_x = 2.6, 0.6
     # the main line through both branches
     _box(ax, main_x, 1.75, "RMSNorm$_a$ (свой $g_a$)", width=2.9)
@@ -164,8 +166,6 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     ax.text(main_x + 1.55, 2.95, f"веса внимания:\n{shapes['weights']}", ha="left", va="center", fontsize=SMALL,
             color=INK)
     ax.text(main_x + 1.55, 6.95, "скрытая ширина\n$d_{ff}$", ha="left", va="center", fontsize=SMALL, color=INK)
-    ax.text(main_x, 9.65, f"проверочные логиты y·P: {shapes['logits']}", ha="center", va="center",
-            fontsize=SMALL, color=INK)
     return fig
 
 
@@ -238,9 +238,10 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
     """Two wirings of the first residual stage with the same parts.
 
     Each mapping holds ``input_rms`` (RMS of the row attention reads),
-    ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``).
+    ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``):
+    ``lesson31.token_summary`` of a ``FirstStage``.
     """
-    fig = new_figure(style.MAX_WIDTH, 4.1)
+    fig = new_figure(style.MAX_WIDTH, 3.7)
     ax = fig.add_subplot()
     _canvas(ax, 10.0, 6.9)
     for top, name, data, order in ((6.6, "Pre: x' = x + MHA(RMSNorm(x))", pre, "pre"),
@@ -279,7 +280,7 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
 def sequential_vs_parallel(states: Sequence[float]) -> Figure:
     """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another). Right: every
     attention row reads the inputs it may see directly (one step for all)."""
-    fig = new_figure(style.MAX_WIDTH, 3.0)
+    fig = new_figure(style.MAX_WIDTH, 2.5)
     left, right = fig.subplots(1, 2)
     tokens = len(states)
     for ax, title in ((left, "рекуррентная сеть"), (right, "каузальное внимание")):
@@ -325,44 +326,66 @@ def _log_axis(ax: Axes) -> None:
 
 
 @styled
-def depth_profiles(runs: Mapping[str, object], labels: Mapping[str, str]) -> Figure:
-    """Left: RMS of the stream after each block; right: gradient norm of each
-    block's parameters (log scale). ``runs`` maps a variant to a ``DepthRun``."""
-    fig = new_figure(style.MAX_WIDTH, 3.4)
-    rms_ax, grad_ax = fig.subplots(1, 2)
+def depth_profiles(runs: Mapping[str, object], labels: Mapping[str, str],
+                   close_up: Sequence[str] = ("pre", "post")) -> Figure:
+    """Top left: RMS of the stream after each block; top right: gradient norm
+    of each block's parameters (log scale, every run); bottom: the same
+    gradients on a linear scale for the ``close_up`` variants only, which the
+    log scale squashes. ``runs`` maps a variant to a ``DepthRun``."""
+    fig = new_figure(style.MAX_WIDTH, 5.3)
+    grid = fig.add_gridspec(2, 2, height_ratios=(1.0, 0.75))
+    rms_ax, grad_ax = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
+    near_ax = fig.add_subplot(grid[1, :])
     for variant, result in runs.items():
         layers = np.arange(len(result.stream_rms))
         _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
         _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
-    rms_ax.set_xlabel("слой l (0 — эмбеддинги)")
+        if variant in close_up:
+            _variant_line(near_ax, layers[1:], result.gradient_norms, variant, labels[variant])
+    rms_ax.set_xlabel("слой l (0 — вход)")
     rms_ax.set_ylabel("RMS потока после слоя")
     rms_ax.set_ylim(bottom=0)
     _log_axis(grad_ax)
     grad_ax.set_xlabel("слой l")
     grad_ax.set_ylabel("норма градиента блока")
-    for ax in (rms_ax, grad_ax):
+    near_ax.set_ylim(bottom=0)
+    near_ax.set_xlabel("слой l")
+    near_ax.set_ylabel("норма градиента\nблока")
+    near_ax.set_title(" и ".join(labels[v] for v in close_up if v in runs) + " крупно, линейная шкала")
+    for ax in (rms_ax, grad_ax, near_ax):
         ax.grid(True, color="0.9", linewidth=0.6)
     fig.legend(*rms_ax.get_legend_handles_labels(), loc="outside upper center", ncols=3,
                frameon=False)
     return fig
 
 
+REFERENCE_LABEL = "∝ 1/√L"
+
+
 @styled
 def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.ndarray]],
-                 labels: Mapping[str, str]) -> Figure:
-    """Gradient norm of the top block against the depth L of the stack, one
-    panel per setting (``panels`` maps a title to ``{variant: [len(depths)]}``)."""
-    fig = new_figure(style.MAX_WIDTH, 3.2)
+                 labels: Mapping[str, str], *, reference: Mapping[str, float] | None = None,
+                 quantity: str = "норма градиента\nверхнего блока") -> Figure:
+    """A gradient norm of the top block against the depth L of the stack, one
+    panel per setting (``panels`` maps a title to ``{variant: [len(depths)]}``).
+    ``reference`` maps a panel title to ``c``: a thin dashed curve ``c/√L``."""
+    fig = new_figure(style.MAX_WIDTH, 3.3)
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
     depths = np.asarray(depths)
     for ax, (title, norms) in zip(axes, panels.items(), strict=True):
         for variant, values in norms.items():
             _variant_line(ax, depths, np.asarray(values, dtype=float), variant, labels[variant])
+        if reference and title in reference:
+            ax.plot(depths, reference[title] / np.sqrt(depths), color="0.45", linestyle=(0, (4, 3)),
+                    linewidth=1.0, label=REFERENCE_LABEL)
         _log_axis(ax)
         ax.set_title(title)
         ax.set_xlabel("глубина стека L")
         ax.grid(True, color="0.9", linewidth=0.6)
-    axes[0].set_ylabel("норма градиента\nверхнего блока")
-    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside upper center", ncols=3,
+    axes[0].set_ylabel(quantity)
+    handles = {}
+    for ax in axes:
+        handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
+    fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=3,
                frameon=False)
     return fig
