@@ -551,7 +551,7 @@ def _wrong_9() -> list[Callable]:
 
 
 def _evaluate_9(answer: object) -> Feedback:
-    return compare_functions("30.9", answer, _reference_split, _CASES_9, name="split_heads", hint=_HINT_9)
+    return compare_functions("30.9", answer, _reference_split, _CASES_9, name="my_split_heads", hint=_HINT_9)
 
 
 # 30.10: causal softmax
@@ -604,7 +604,7 @@ def _wrong_10() -> list[Callable]:
 
 
 def _evaluate_10(answer: object) -> Feedback:
-    return compare_functions("30.10", answer, _reference_softmax, _CASES_10, name="causal_softmax",
+    return compare_functions("30.10", answer, _reference_softmax, _CASES_10, name="my_causal_softmax",
                              hint=_HINT_10)
 
 
@@ -673,7 +673,7 @@ def _turn(x: np.ndarray, offset: int, base: float, sign: int, exponent: float = 
 
 
 def _evaluate_11(answer: object) -> Feedback:
-    return compare_functions("30.11", answer, _reference_rope, _CASES_11, name="rope_rotate", hint=_HINT_11)
+    return compare_functions("30.11", answer, _reference_rope, _CASES_11, name="my_rope_rotate", hint=_HINT_11)
 
 
 # ---------------------------------------------------------------------------

@@ -83,9 +83,9 @@ class Feedback:
             status = "ответ ещё не заполнен."
         elif len(self.items) > 1:
             right = sum(item.ok for item in self.items)
-            status = f"пока не верно (верных пунктов: {right} из {len(self.items)})."
+            status = f"пока неверно (верных пунктов: {right} из {len(self.items)})."
         else:
-            status = "пока не верно."
+            status = "пока неверно."
         lines = [f"Упражнение {self.exercise}: {status}"]
         lines += [f"  {item}" for item in self.items]
         if self.hint:
