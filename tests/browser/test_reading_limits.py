@@ -8,6 +8,8 @@ For every page of ``_toc.yml`` (generic over chapters):
 * at most 60 six-decimal numbers (``-?\\d+\\.\\d{6}``) are visible in the
   article's text; folded content (closed dropdowns, hidden outputs) does not
   count, since ``innerText`` leaves out what is not rendered;
+* nothing scrolls sideways either once every fold is open (solutions, answers,
+  hidden cells): a code block inside a dropdown is narrower than in the text;
 * no figure is scaled below its natural width (the figure style keeps PNGs
   within the column, so every text in them stays at least 11 CSS px).
 """
@@ -46,6 +48,24 @@ def test_nothing_scrolls_sideways(open_offline, docname):
     page = open_offline(docname).page
     scrolling = page.evaluate(SCROLLING_JS)
     assert not scrolling, f"{len(scrolling)} blocks scroll sideways at 1280 px:\n" + "\n".join(
+        f"{b['tag']}: {b['over']} px too wide, e.g. {b['text']!r}" for b in scrolling[:25]
+    )
+
+
+OPEN_EVERY_FOLD_JS = """() => {
+  document.querySelectorAll('article details').forEach(d => { d.open = true; });
+  document.querySelectorAll('article .toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+}"""
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_nothing_scrolls_sideways_with_every_fold_open(open_offline, docname):
+    page = open_offline(docname).page
+    page.wait_for_function("() => document.querySelectorAll('article .toggle-button').length"
+                           " >= document.querySelectorAll('article .dropdown').length")
+    page.evaluate(OPEN_EVERY_FOLD_JS)
+    scrolling = page.evaluate(SCROLLING_JS)
+    assert not scrolling, f"{len(scrolling)} blocks scroll sideways at 1280 px with every fold open:\n" + "\n".join(
         f"{b['tag']}: {b['over']} px too wide, e.g. {b['text']!r}" for b in scrolling[:25]
     )
 
