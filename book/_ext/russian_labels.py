@@ -1,20 +1,29 @@
-"""Russian labels that the extensions' own catalogs lack.
+"""Russian labels that the extensions' own catalogs lack, and figure
+numbers by chapter.
 
 sphinx-exercise translates "Solution to" as «Решение к», which gives the
 ungrammatical «Решение к Упражнение (30.1)», and has no entry for
 "Solution". The book puts each solution right under its exercise
 (``exercise_style: solution_follow_exercise``), so the title is one word,
 «Решение», added here in front of the extension's own catalog.
+
+Sphinx numbers figures across the whole book, so the first figure of
+chapter 31 would be «Рис. 8». A reader expects «Рис. 31.1»: the chapter
+number comes from the page name (``book/ch31-...``), then the figure's place
+in that chapter. Captions and ``{numref}`` references both read these numbers.
 """
 
 from __future__ import annotations
 
 import gettext
+import re
 
 from sphinx.application import Sphinx
+from sphinx.environment import BuildEnvironment
 from sphinx.locale import translators
 
 LABELS = {"exercise": {"Solution": "Решение"}}
+CHAPTER_PAGE = re.compile(r"(?:^|/)ch(\d+)-")
 
 
 class Labels(gettext.NullTranslations):
@@ -37,6 +46,25 @@ def install(app: Sphinx) -> None:
         translators[key] = Labels(labels, translators.get(key, gettext.NullTranslations()))
 
 
+def number_by_chapter(app: Sphinx, env: BuildEnvironment) -> list[str]:
+    """Renumber each chapter page's figures (and tables) as chapter.index.
+
+    Runs after Sphinx has numbered them across the book, which keeps them in
+    page order: sorting by that number gives each one its place on the page.
+    """
+    for docname, numbers_by_type in env.toc_fignumbers.items():
+        page = CHAPTER_PAGE.search(docname)
+        if page is None:
+            continue
+        for numbers in numbers_by_type.values():
+            in_order = sorted(numbers, key=numbers.__getitem__)
+            for place, figure_id in enumerate(in_order, start=1):
+                numbers[figure_id] = (int(page[1]), place)
+    return []
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", install)
+    # After Sphinx's own numbering (the toctree collector, priority 500).
+    app.connect("env-get-updated", number_by_chapter, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
