@@ -8,6 +8,8 @@
   uses (``ex30``, ``ex31``: ``tests/test_exercises.py``), so that the checks'
   hints name objects as the notebook knows them; no cell imports them under
   another name.
+* No run times: a cell's metadata does not record when it ran (nbconvert's
+  ``record_timing``), so re-running a notebook changes only what it printed.
 
 ``test_notebook_rules.py`` shows these checks failing on a broken notebook.
 """
@@ -35,3 +37,10 @@ def test_setup_imports_the_chapter_under_its_fixed_names(path):
     chapter = chapter_number(path)
     problems = alias_problems(load(path), chapter, exercise_alias(chapter))
     assert not problems, "\n".join(problems)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_cells_do_not_record_when_they_ran(path):
+    timed = [index for index, cell in enumerate(load(path)["cells"]) if "execution" in cell.get("metadata", {})]
+    assert not timed, (f"cells {timed} carry run times: re-run with "
+                       "--ExecutePreprocessor.record_timing=False (README)")

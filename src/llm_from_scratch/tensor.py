@@ -10,7 +10,6 @@ its tensors keep their values but refuse further use (``TensorError``).
 
 from __future__ import annotations
 
-import functools
 import numbers
 from collections.abc import Callable, Sequence
 
@@ -246,21 +245,14 @@ def transpose(a: Tensor, axes: Sequence[int]) -> Tensor:
                          lambda g: (g.transpose(inverse),))
 
 
-@functools.lru_cache(maxsize=16)
-def causal_mask(tokens: int) -> np.ndarray:
-    """``[T, T]``: query ``i`` sees key ``j`` iff ``j <= i``; one per T."""
-    visible = np.tri(tokens, dtype=bool)
-    visible.flags.writeable = False  # shared by every call with this T
-    return visible
-
-
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
     Future keys get ``-inf`` before the exponent, so their probability is
     exactly 0; the diagonal is visible, so the row maximum is finite.
     """
-    masked = np.where(causal_mask(scores.shape[-1]), scores.value, -np.inf)
+    visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
+    masked = np.where(visible, scores.value, -np.inf)    # [..., T, T]
     e = np.exp(masked - masked.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)                # [..., T, T]
 
