@@ -23,6 +23,9 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
 LAB_ARGS ?=
+# The file browser shows the book, not its build tooling (Sphinx's _ext,
+# nbval's sanitize.cfg); the rest are JupyterLab's own defaults.
+LAB_HIDDEN := __pycache__ *.pyc *.pyo .DS_Store *~ _ext sanitize.cfg
 
 .PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab clean
 
@@ -87,7 +90,8 @@ browser: html $(LAB_OVERRIDES)
 ## LAB_DIR and LAB_ARGS are for the tests (another folder, port, token).
 lab: $(STAMP) $(LAB_OVERRIDES)
 	@echo "JupyterLab starts on $(LAB_DIR)/: open the http://127.0.0.1:... URL it prints (Ctrl+C stops it)."
-	$(BIN)/jupyter lab $(ALLOW_ROOT) --notebook-dir=$(LAB_DIR) $(LAB_ARGS)
+	$(BIN)/jupyter lab $(ALLOW_ROOT) --notebook-dir=$(LAB_DIR) \
+		$(foreach glob,$(LAB_HIDDEN),--ContentsManager.hide_globs='$(glob)') $(LAB_ARGS)
 
 clean:
 	rm -rf _build

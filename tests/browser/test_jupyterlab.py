@@ -18,7 +18,8 @@ command); when the kernel is idle the test checks what the learner sees:
   install check with the package installed, show nothing in the stored
   notebook either; nbval checks that those stored outputs are a fresh run's);
 * the only error outputs are in cells tagged ``raises-exception``;
-* no first-start news prompt appears, and no request leaves the machine.
+* no first-start news prompt appears, and no request leaves the machine;
+* the file browser lists the chapters but not the book's build tooling.
 
 Screenshots land in ``_build/lab-screenshots/``. The server is stopped in the
 fixture's teardown, also when a test fails.
@@ -151,6 +152,15 @@ def lab(chromium, tmp_path_factory) -> Lab:
 def test_make_lab_prints_the_url(lab):
     text = lab.log.read_text()
     assert f"{lab.url}/lab?token=" in text, f"`make lab` did not print its URL:\n{text[-2000:]}"
+
+
+def test_file_browser_shows_the_course_not_its_tooling(lab):
+    with urllib.request.urlopen(f"{lab.url}/api/contents/?token={lab.token}", timeout=30) as answer:
+        names = {entry["name"] for entry in json.load(answer)["content"]}
+    chapters = {path.name for path in lab.root.glob("ch*.ipynb")}
+    assert chapters and chapters <= names, f"chapters {sorted(chapters)} not all listed in {sorted(names)}"
+    tooling = names & {"_ext", "sanitize.cfg", "__pycache__"}
+    assert not tooling, f"the file browser lists build tooling: {sorted(tooling)}"
 
 
 def open_chapter(chromium, lab: Lab, notebook: str):
