@@ -159,10 +159,11 @@ def _shape_verdict(stage: str) -> Callable[[object], Verdict]:
             return Verdict(True, "форма верна.")
         if len(shape) != 3:
             return Verdict(False, f"у {format_shape(shape)} {len(shape)} "
-                                  f"{plural(len(shape), 'ось', 'оси', 'осей')}, а тензоры потока "
-                                  "трёхмерны: [B, T, d_model].", "Поток всегда [B, T, d_model].")
+                                  f"{plural(len(shape), 'ось', 'оси', 'осей')}, а все семь "
+                                  "тензоров трёхмерны: [B, T, d_model].", "Поток всегда [B, T, d_model].")
         if stage == "f" and shape[2] == 32:
-            return Verdict(False, "32 — скрытая ширина внутри SwiGLU; проекция down возвращает другую.",
+            return Verdict(False, ("ширина 32 похожа на скрытую ширину SwiGLU; "
+                                   "проекция down возвращает из неё ширину потока."),
                            "Выход ветви складывается с потоком поэлементно.")
         if shape[2] != _STREAM[2]:
             return Verdict(False, f"ширина {shape[2]} не совпадает с шириной потока.",
@@ -212,7 +213,7 @@ def _check_3(answer: object) -> Feedback:
                 4: "к потоку прибавляется выход ветви, а он равен нулю.",
             }, "Сложение x' = x + A прибавляет выход ветви к потоку, который в неё вошёл.")),
         Field("identity", '"identity"', lambda value: _choice(
-            value, IDENTITY_OPTIONS, 2, "вторая ветвь не зависит от первой и прибавляет своё.", {
+            value, IDENTITY_OPTIONS, 2, "вторая ветвь работает как прежде и прибавляет своё F.", {
                 1: "нулём стал выход только одной ветви; вторая работает как прежде.",
                 3: "RMSNorm делит строку на её RMS; у x это не обязательно 1, да и ветвь после неё не тождественна.",
                 4: "x + 0 = x: прибавление нуля ничего не удваивает.",
