@@ -12,7 +12,7 @@ import pytest
 CORE = Path(__file__).parents[1] / "src" / "llm_from_scratch"
 LAYERS = ["errors", "tensor", "parameter", "checks", "rng", "linear", "rope",
           "heads", "causal", "attention", "rmsnorm", "swiglu",
-          "block", "gradcheck"]
+          "block", "gradcheck", "optim"]
 
 
 def package_imports(module: str) -> set[str]:

@@ -11,11 +11,13 @@ from .causal import causal_scaled_dot_product_self_attention
 from .errors import (CausalAttentionError, DecoderBlockError,
                      GradcheckError, HeadLayoutError, InitializationError,
                      LinearError, LlmFromScratchError,
-                     MultiHeadAttentionError, ParameterError, ResidualError,
+                     MultiHeadAttentionError, OptimizerError,
+                     ParameterError, ResidualError,
                      RmsNormError, RopeError, SwiGluError, TensorError)
 from .gradcheck import GradcheckReport, gradcheck
 from .heads import merge_heads, split_heads
 from .linear import Linear
+from .optim import Adam
 from .parameter import Parameter, ParameterList
 from .rmsnorm import RmsNorm
 from .rng import SplitMix64
@@ -24,12 +26,13 @@ from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
 
 __all__ = [
-    "CausalAttentionError", "DecoderBlock", "DecoderBlockConfig",
+    "Adam", "CausalAttentionError", "DecoderBlock", "DecoderBlockConfig",
     "DecoderBlockError", "DecoderBlockForward", "GradcheckError",
     "GradcheckReport", "HeadLayoutError", "InitializationError",
     "Linear", "LinearError", "LlmFromScratchError",
     "MultiHeadAttention", "MultiHeadAttentionError",
-    "MultiHeadAttentionForward", "Parameter", "ParameterError",
+    "MultiHeadAttentionForward", "OptimizerError", "Parameter",
+    "ParameterError",
     "ParameterList", "ResidualError", "RmsNorm", "RmsNormError",
     "RopeError", "RotaryEmbedding", "SplitMix64", "SwiGlu",
     "SwiGluError", "SwiGluForward", "Tensor", "TensorError",

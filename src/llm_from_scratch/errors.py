@@ -29,6 +29,7 @@ class SwiGluError(LlmFromScratchError): ...  # SwiGLU feed-forward
 class ResidualError(LlmFromScratchError): ...  # stream + branch
 class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
 class GradcheckError(LlmFromScratchError): ...  # central differences
+class OptimizerError(LlmFromScratchError): ...  # Adam
 
 
 @contextmanager

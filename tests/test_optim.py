@@ -1,0 +1,120 @@
+"""Adam against a float64 reference written out by hand, warm-up, bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+from llm_from_scratch import Adam, OptimizerError, Parameter
+
+LR, B1, B2, EPS = 0.1, 0.9, 0.999, 1e-8
+GRADIENTS = (0.5, -1.0, 2.0)
+
+
+def hand_adam(theta, gradients, warmup=0):
+    """Kingma & Ba's Algorithm 1, one scalar, in plain Python floats."""
+    m = v = 0.0
+    thetas = []
+    for t, g in enumerate(gradients, start=1):
+        m = B1 * m + (1 - B1) * g
+        v = B2 * v + (1 - B2) * g * g
+        rate = LR * min(1.0, t / warmup) if warmup else LR
+        theta -= rate * (m / (1 - B1**t)) / (math.sqrt(v / (1 - B2**t)) + EPS)
+        thetas.append(theta)
+    return thetas
+
+
+def run_adam(theta, gradients, **options):
+    p = Parameter("w", [theta])
+    adam = Adam([p], lr=LR, betas=(B1, B2), eps=EPS, **options)
+    thetas = []
+    for g in gradients:
+        p.grad = np.array([g])
+        adam.step()
+        thetas.append(float(p.value[0]))
+    return thetas
+
+
+def test_the_first_step_moves_by_the_learning_rate():
+    # m̂ = g and v̂ = g² after bias correction: the step is lr g / (|g| + eps)
+    assert run_adam(1.0, [0.5])[0] == pytest.approx(1.0 - LR * 0.5 / (0.5 + EPS), abs=1e-15)
+    assert run_adam(1.0, [0.5])[0] == pytest.approx(0.900000002, abs=1e-12)
+
+
+def test_three_steps_equal_the_hand_reference():
+    assert run_adam(1.0, GRADIENTS) == pytest.approx(hand_adam(1.0, GRADIENTS), abs=1e-15)
+    # the second step by hand: m = -0.055, v = 0.00124975, so m̂ = -0.055 / 0.19, v̂ = 0.00124975 / 0.001999
+    second = 0.900000002 + LR * (0.055 / 0.19) / (math.sqrt(0.00124975 / 0.001999) + EPS)
+    assert run_adam(1.0, GRADIENTS[:2])[1] == pytest.approx(second, abs=1e-12)
+
+
+def test_warmup_scales_the_rate_linearly():
+    adam = Adam([Parameter("w", [0.0])], lr=0.3, warmup=3)
+    assert [adam.rate(t) for t in (1, 2, 3, 4, 10)] == pytest.approx([0.1, 0.2, 0.3, 0.3, 0.3])
+    assert run_adam(1.0, GRADIENTS, warmup=3) == pytest.approx(hand_adam(1.0, GRADIENTS, warmup=3), abs=1e-15)
+
+
+def test_each_coordinate_of_each_parameter_has_its_own_moments():
+    a, b = Parameter("a", np.zeros((2, 3))), Parameter("b", np.ones(4))
+    adam = Adam([a, b], lr=LR, betas=(B1, B2), eps=EPS)
+    grads = np.arange(1.0, 7.0).reshape(2, 3) * np.array([1, -1, 1])
+    for step in range(3):
+        a.grad = grads * GRADIENTS[step]
+        b.grad = None if step == 1 else np.full(4, GRADIENTS[step])
+        adam.step()
+    for index in np.ndindex(2, 3):
+        g = grads[index]
+        assert a.value[index] == pytest.approx(hand_adam(0.0, [g * x for x in GRADIENTS])[-1], abs=1e-14)
+    # b skipped step 2: its moments saw two gradients, but bias correction counts three steps
+    m = v = 0.0
+    for g in (GRADIENTS[0], None, GRADIENTS[2]):
+        if g is not None:
+            m, v = B1 * m + (1 - B1) * g, B2 * v + (1 - B2) * g * g
+    first = hand_adam(1.0, GRADIENTS[:1])[0]
+    expected = first - LR * (m / (1 - B1**3)) / (math.sqrt(v / (1 - B2**3)) + EPS)
+    np.testing.assert_allclose(b.value, expected, atol=1e-14)
+
+
+def test_adam_finds_the_minimum_of_a_quadratic():
+    target = np.array([3.0, -2.0])
+    p = Parameter("w", [0.0, 0.0])
+    adam = Adam([p], lr=0.1)
+    for _ in range(500):
+        p.grad = 2 * (p.value - target)
+        adam.step()
+    np.testing.assert_allclose(p.value, target, atol=1e-3)
+
+
+def test_zero_grad_clears_every_gradient():
+    p = Parameter("w", [1.0])
+    p.grad = np.array([1.0])
+    Adam([p]).zero_grad()
+    assert p.grad is None
+
+
+@pytest.mark.parametrize(("options", "words"), [
+    ({"lr": 0}, "learning rate"), ({"lr": float("nan")}, "learning rate"),
+    ({"eps": -1}, "epsilon"), ({"betas": (0.9,)}, "pair"), ({"betas": (0.9, 1.0)}, "below 1"),
+    ({"betas": (-0.1, 0.9)}, "beta"), ({"warmup": -1}, "warmup"), ({"warmup": 1.5}, "warmup"),
+    ({"warmup": True}, "warmup"),
+])
+def test_bad_settings_get_a_typed_error(options, words):
+    with pytest.raises(OptimizerError, match=words):
+        Adam([Parameter("w", [1.0])], **options)
+
+
+def test_parameters_must_be_distinct_parameters():
+    p = Parameter("w", [1.0])
+    with pytest.raises(OptimizerError, match="appears twice"):
+        Adam([p, p])
+    with pytest.raises(OptimizerError, match="must be a Parameter"):
+        Adam([np.zeros(2)])
+
+
+def test_a_non_finite_gradient_stops_before_any_parameter_moves():
+    a, b = Parameter("a", [1.0]), Parameter("b", [2.0])
+    adam = Adam([a, b])
+    a.grad, b.grad = np.array([1.0]), np.array([np.inf])
+    with pytest.raises(OptimizerError, match="step 1: gradient of b is not finite"):
+        adam.step()
+    assert (a.value[0], b.value[0], adam.t) == (1.0, 2.0, 0)
