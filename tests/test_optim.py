@@ -5,7 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from llm_from_scratch import Adam, OptimizerError, Parameter
+from llm_from_scratch import Adam, OptimizerError, Parameter, Tensor
+from llm_from_scratch.chapters.training import cross_entropy, train
 
 LR, B1, B2, EPS = 0.1, 0.9, 0.999, 1e-8
 GRADIENTS = (0.5, -1.0, 2.0)
@@ -118,3 +119,31 @@ def test_a_non_finite_gradient_stops_before_any_parameter_moves():
     with pytest.raises(OptimizerError, match="step 1: gradient of b is not finite"):
         adam.step()
     assert (a.value[0], b.value[0], adam.t) == (1.0, 2.0, 0)
+
+
+def test_training_a_bigram_table_reaches_the_entropy_of_the_task():
+    """Targets are the next token of a fixed cycle: a table of logits learns it, the loss falls toward 0."""
+    vocabulary = 5
+    table = Parameter("table", np.zeros((vocabulary, vocabulary)))
+    tokens = np.arange(12).reshape(2, 6) % vocabulary
+
+    def model(inputs):
+        return Tensor(np.eye(vocabulary)[inputs]) @ table  # one-hot rows pick rows of the table
+
+    run = train(model, lambda step: (tokens, (tokens + 1) % vocabulary), Adam([table], lr=0.1), 200)
+    assert not run.diverged and len(run.losses) == 200
+    assert run.losses[0] == pytest.approx(math.log(vocabulary))  # uniform logits at the start
+    assert run.losses[-1] < 0.05
+    loss, grad = cross_entropy(np.zeros((1, 1, 4)), np.array([[2]]))
+    assert loss == pytest.approx(math.log(4))
+    np.testing.assert_allclose(grad[0, 0], [0.25, 0.25, -0.75, 0.25])
+
+
+def test_a_run_whose_loss_is_not_finite_stops_and_says_where():
+    w = Parameter("w", [[1.0]])
+
+    def model(inputs):
+        return Tensor(np.full((1, 1, 1), np.inf if inputs else 0.0)) @ w
+
+    run = train(model, lambda step: (step >= 3, np.zeros((1, 1), dtype=np.int64)), Adam([w]), 10)
+    assert run.diverged_at == 3 and len(run.losses) == 3
