@@ -10,6 +10,7 @@ JB_FLAGS := -W -n --keep-going
 # pytest-xdist: one worker per core. nbval needs --dist loadscope (a notebook's
 # cells stay on one worker); the other suites' tests are independent.
 XDIST := -n auto
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with book/sanitize.cfg
 # The downloadable course, linked from book/intro.md with {download}: Sphinx
 # copies it into _build/html/_downloads/.
 COURSE_ZIP := _build/course/llm-from-scratch-course.zip
@@ -47,9 +48,16 @@ book: $(STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 	@echo "Book index: $(CURDIR)/_build/html/index.html"
 
-## test: every part below; -k runs them all and fails at the end if any failed.
-test:
-	@$(MAKE) --no-print-directory -k lint unit notebooks browser
+## test: every part below in one pytest session (unit, nbval, habits, browser),
+## after lint and a fresh strict build; it runs all of them and fails at the end
+## if any failed. One session starts its workers once, and xdist spreads the
+## notebooks and browser modules over the cores together.
+test: $(STAMP) $(LAB_OVERRIDES)
+	@status=0; \
+	$(MAKE) --no-print-directory lint || status=1; \
+	$(MAKE) --no-print-directory html || status=1; \
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope $(NBVAL) tests book || status=1; \
+	exit $$status
 
 ## lint: ruff (pyproject.toml; src/llm_from_scratch/ruff.toml: 76 columns, so the
 ## listings the book shows never scroll sideways; not tests/fixtures, whose notebooks
@@ -71,8 +79,7 @@ unit: $(STAMP)
 notebooks: nbval habits
 
 nbval: $(STAMP)
-	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope --nbval --nbval-current-env \
-		--nbval-sanitize-with book/sanitize.cfg book
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope $(NBVAL) book
 
 habits: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) tests/test_notebook_habits.py tests/test_notebook_rules.py

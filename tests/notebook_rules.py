@@ -382,28 +382,55 @@ def run_cells(kernel: Kernel, nb, indices: Iterable[int]) -> list[str]:
     return problems
 
 
-def section_problems(nb, section: Section, cwd: Path) -> list[str]:
-    """The section runs in a fresh kernel after the setup cells alone."""
-    with Kernel(cwd) as kernel:
-        setup = run_cells(kernel, nb, code_indices(nb, setup_cells(nb)))
-        if setup:
-            return [f"setup: {problem}" for problem in setup]
-        return [f"section «{section.title}»: {problem}"
-                for problem in run_cells(kernel, nb, code_indices(nb, section.cells))]
+RESET = "%reset -f"  # a learner's fresh kernel, without the cost of starting one
 
 
-def run_twice_problems(nb, cwd: Path) -> list[str]:
-    """Every code cell, run twice in a row from top to bottom, shows the same outputs."""
-    problems = []
-    with Kernel(cwd) as kernel:
-        for index in code_indices(nb, range(len(nb.cells))):
-            cell = nb.cells[index]
-            first = comparable(kernel.run(cell.source))
-            second = comparable(kernel.run(cell.source))
-            if first != second:
-                problems.append(f"{describe(index, cell)} shows other outputs when run again: "
+@dataclass(frozen=True)
+class Habits:
+    """What one pass over a notebook found (``habit_problems``)."""
+
+    sections: list[str]   # a section that does not run after the setup cells alone
+    run_twice: list[str]  # a cell whose second run shows other outputs
+
+
+def run_cell_twice(kernel: Kernel, nb, index: int, habits: Habits) -> list[str]:
+    """Run a cell twice in a row; its first run's unexpected error, if any."""
+    cell = nb.cells[index]
+    first_outputs = kernel.run(cell.source)
+    first, second = comparable(first_outputs), comparable(kernel.run(cell.source))
+    if first != second:
+        habits.run_twice.append(f"{describe(index, cell)} shows other outputs when run again: "
                                 f"{first_difference(first, second)}")
-    return problems
+    raised = errors(first_outputs)
+    return [f"{describe(index, cell)} raised {raised[0]}"] if raised and RAISES not in tags(cell) else []
+
+
+def habit_problems(nb, cwd: Path) -> Habits:
+    """One kernel for the whole notebook: every code cell runs twice in a row, and
+    every ``##`` section runs after ``%reset -f`` and the setup cells alone.
+
+    ``%reset -f`` empties the namespace as a restart does, so a section that uses
+    a name of another section fails here as it would in a fresh kernel.
+    """
+    habits = Habits([], [])
+    setup = code_indices(nb, setup_cells(nb))
+    with Kernel(cwd) as kernel:
+        problems = [p for index in setup for p in run_cell_twice(kernel, nb, index, habits)]
+        if problems:
+            habits.sections.extend(f"setup: {problem}" for problem in problems)
+            return habits
+        for number, section in enumerate(sections(nb)):
+            if number:  # the first section follows the setup cells it just ran
+                kernel.run(RESET)
+                problems = run_cells(kernel, nb, setup)
+                if problems:
+                    habits.sections.extend(f"setup before «{section.title}»: {p}" for p in problems)
+                    return habits
+            habits.sections.extend(
+                f"section «{section.title}»: {problem}"
+                for index in code_indices(nb, section.cells)
+                for problem in run_cell_twice(kernel, nb, index, habits))
+    return habits
 
 
 def called_checks(nb, alias: str) -> list[str]:

@@ -1,12 +1,16 @@
 """The chapters forgive a learner's habits: each rule runs the notebooks of book/.
 
 * The first code cell prints how to install the package when it is missing
-  (CONVENTIONS.md fixes the message) and nothing when it is installed.
-* Each ``##`` section runs in a fresh kernel after the setup cells alone (the
-  cells before the first ``##`` heading): only cells tagged
-  ``raises-exception`` may raise.
+  (the README fixes the message) and nothing when it is installed.
+* Each ``##`` section runs after the setup cells alone (the cells before the
+  first ``##`` heading), in a kernel emptied by ``%reset -f``: only cells
+  tagged ``raises-exception`` may raise.
 * Every code cell, run twice in a row, shows the same outputs (all output
   types, PNG bytes included; execution counts aside).
+
+The last two rules share one kernel per notebook (``habit_problems``): each
+cell runs twice as its section comes, so a notebook costs two runs, not one
+kernel per section.
 * Every exercise check shows its feedback once whatever the learner does with
   the result: a plain call, a trailing ``;``, an assignment. The checks are
   those the notebook calls and ``check_N`` for every exercise N of the
@@ -25,22 +29,12 @@ from notebook_rules import (
     CHAPTERS,
     called_checks,
     chapter_number,
-    code_indices,
     exercise_alias,
     feedback_problems,
+    habit_problems,
     install_message_problems,
     load,
-    run_twice_problems,
-    section_problems,
-    sections,
 )
-
-SECTIONS = [
-    pytest.param(path, section, id=f"{path.stem}-{number}")
-    for path in CHAPTERS
-    for number, section in enumerate(sections(load(path)), start=1)
-    if code_indices(load(path), section.cells)
-]
 
 
 def checks_of(path) -> list[str]:
@@ -59,16 +53,11 @@ def test_first_cell_says_how_to_install_the_package(path, tmp_path):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize(("path", "section"), SECTIONS)
-def test_section_runs_after_the_setup_cells_alone(path, section):
-    problems = section_problems(load(path), section, cwd=path.parent)
-    assert not problems, "\n".join(problems)
-
-
 @pytest.mark.parametrize("path", CHAPTERS, **by_name)
-def test_every_cell_shows_the_same_when_run_twice(path):
-    problems = run_twice_problems(load(path), cwd=path.parent)
-    assert not problems, f"{len(problems)} cells:\n" + "\n".join(problems)
+def test_sections_run_alone_and_cells_show_the_same_when_run_twice(path):
+    habits = habit_problems(load(path), cwd=path.parent)
+    problems = habits.sections + [f"run twice: {p}" for p in habits.run_twice]
+    assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, **by_name)

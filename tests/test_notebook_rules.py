@@ -14,13 +14,12 @@ from __future__ import annotations
 import pytest
 from notebook_rules import (
     FIXTURES,
+    Habits,
     alias_problems,
     feedback_problems,
+    habit_problems,
     install_message_problems,
     load,
-    run_twice_problems,
-    section_problems,
-    sections,
     width_problems,
 )
 
@@ -51,20 +50,16 @@ def test_install_message(tmp_path):
     assert len(problems) == 1 and "ModuleNotFoundError" in problems[0], problems
 
 
-def test_sections(tmp_path):
-    assert [section_problems(GOOD, s, FIXTURES) for s in sections(GOOD)] == [[], []]
-    assert [section_problems(BAD, s, FIXTURES) for s in sections(BAD)] == [
-        [],
-        ["section «Depends on another section»: cell 8 ('print(step * 2)') raised "
-         "NameError: name 'step' is not defined",
-         "section «Depends on another section»: cell 9 ('1 / 0') raised "
-         "ZeroDivisionError: division by zero"],
+def test_sections_and_run_twice():
+    assert habit_problems(GOOD, FIXTURES) == Habits([], [])
+    bad = habit_problems(BAD, FIXTURES)
+    assert bad.sections == [
+        "section «Depends on another section»: cell 8 ('print(step * 2)') raised "
+        "NameError: name 'step' is not defined",
+        "section «Depends on another section»: cell 9 ('1 / 0') raised "
+        "ZeroDivisionError: division by zero",
     ]
-
-
-def test_run_twice():
-    assert run_twice_problems(GOOD, FIXTURES) == []
-    assert run_twice_problems(BAD, FIXTURES) == [
+    assert bad.run_twice == [
         "cell 4 ('history.append(len(history))  # edits a shared list in place') "
         "shows other outputs when run again: output 0: '[0]\\n' then '[0, 1]\\n'",
     ]
