@@ -13,12 +13,14 @@ XDIST := -n auto
 # The downloadable course, linked from book/intro.md with {download}: Sphinx
 # copies it into _build/html/_downloads/.
 COURSE_ZIP := _build/course/llm-from-scratch-course.zip
-COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/lab/overrides.json \
+COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/lab/llm-from-scratch.json \
 	requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
 	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
 # JupyterLab's settings shipped with the repository (no first-start news
-# prompt); the course's wheel installs the same file.
-LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# prompt), in the settings layer for packages (overrides.d/), so a developer's
+# own overrides.json is neither written nor shadowed; the course's wheel
+# installs the same file at the same place.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/llm-from-scratch.json
 # JupyterLab refuses to start as root (every Docker user) without --allow-root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
@@ -35,7 +37,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-$(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
+$(LAB_OVERRIDES): tools/lab/llm-from-scratch.json $(STAMP)
 	@mkdir -p $(dir $@)
 	cp $< $@
 

@@ -109,7 +109,7 @@ def test_course_runs_far_from_the_repository(course_zip, tmp_path_factory):
                                 env=env, capture_output=True, text=True, check=True)
     listing = re.sub(r"\x1b\[[0-9;]*m", "", extensions.stdout + extensions.stderr)
     assert re.search(r"jupyterlab-myst v[\d.]+ enabled\s+OK", listing), listing
-    overrides = course / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
+    overrides = course / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.d" / "llm-from-scratch.json"
     settings = json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]
     assert settings["fetchNews"] == "false", settings
 
