@@ -14,12 +14,14 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with book/sanitize.cfg
 # The downloadable course, linked from book/intro.md with {download}: Sphinx
 # copies it into _build/html/_downloads/.
 COURSE_ZIP := _build/course/llm-from-scratch-course.zip
-COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/lab/overrides.json \
-	requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
+COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/course/requirements.lock \
+	tools/lab/llm-from-scratch.json requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
 	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
 # JupyterLab's settings shipped with the repository (no first-start news
-# prompt); the course's wheel installs the same file.
-LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# prompt), in the settings layer for packages (overrides.d/), so a developer's
+# own overrides.json is neither written nor shadowed; the course's wheel
+# installs the same file at the same place.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/llm-from-scratch.json
 # JupyterLab refuses to start as root (every Docker user) without --allow-root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
@@ -28,7 +30,7 @@ LAB_ARGS ?=
 # nbval's sanitize.cfg); the rest are JupyterLab's own defaults.
 LAB_HIDDEN := __pycache__ *.pyc *.pyo .DS_Store *~ _ext sanitize.cfg
 
-.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab clean
+.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab lock clean
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,7 +38,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-$(LAB_OVERRIDES): tools/lab/overrides.json $(STAMP)
+$(LAB_OVERRIDES): tools/lab/llm-from-scratch.json $(STAMP)
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -99,6 +101,13 @@ lab: $(STAMP) $(LAB_OVERRIDES)
 	@echo "JupyterLab starts on $(LAB_DIR)/: open the http://127.0.0.1:... URL it prints (Ctrl+C stops it)."
 	$(BIN)/jupyter lab $(ALLOW_ROOT) --notebook-dir=$(LAB_DIR) \
 		$(foreach glob,$(LAB_HIDDEN),--ContentsManager.hide_globs='$(glob)') $(LAB_ARGS)
+
+## lock: regenerate tools/course/requirements.lock, the downloadable course's lock,
+## from the runtime pins of requirements.txt (after changing one): uv resolves
+## every transitive package, with the sha256 of each file on the registry, for
+## every platform; the unit tests fail while the lock is stale.
+lock: $(STAMP)
+	$(BIN)/python tools/build_course.py --lock
 
 clean:
 	rm -rf _build

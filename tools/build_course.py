@@ -1,14 +1,28 @@
 """Build the downloadable course: one zip a learner unpacks anywhere.
 
     python tools/build_course.py _build/course/llm-from-scratch-course.zip
+    python tools/build_course.py --lock      # make lock: regenerate the lock
 
 The zip holds one folder ``llm-from-scratch-course/`` with
 
 * the chapter notebooks ``book/ch<number>-*.ipynb`` with their stored outputs,
 * a wheel of ``llm_from_scratch`` built from this checkout,
-* ``requirements.txt``: the runtime pins copied from the repository's
-  ``requirements.txt`` (one source of versions) and the wheel by relative path,
+* ``requirements.lock``: ``tools/course/requirements.lock`` as committed, every
+  package the course needs (the runtime pins of the repository's
+  ``requirements.txt`` and all they pull in) at one version, with the sha256
+  of each of its files on the registry, for Linux, macOS and Windows;
+* ``requirements.txt``: ``-r requirements.lock``, then the wheel by relative
+  path with its sha256, computed here from the wheel that goes into the zip
+  (a hash cannot be committed for a wheel built at every build), so that
+  ``pip install --require-hashes -r requirements.txt`` checks every file it
+  installs, the wheel too, and refuses a dependency the lock does not pin;
 * ``README.md`` (Russian, ``tools/course/README.md``): two commands.
+
+The lock is made by ``uv pip compile --universal --generate-hashes`` from the
+runtime pins (``--lock``, which ``make lock`` runs). uv reads no configuration
+file and no ``UV_*`` variable here, so only the default registry is asked (this
+machine's pip settings, local indexes and constraints never reach the lock).
+A build refuses a lock whose pins no longer match ``requirements.txt``.
 
 Entries are sorted and dated 1980-01-01, so the zip changes only when its
 content does. ``tests/browser/test_course_download.py`` installs it in a fresh
@@ -17,12 +31,16 @@ virtual environment far from this checkout and runs nbval on its notebooks.
 
 from __future__ import annotations
 
+import hashlib
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import tomllib
 import zipfile
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -33,6 +51,11 @@ FOLDER = "llm-from-scratch-course"
 RUNTIME = ("numpy", "matplotlib", "ipykernel", "ipython", "jupyterlab", "jupyterlab-myst")
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==\S+$")
 STAMP = (1980, 1, 1, 0, 0, 0)
+LOCK = REPO / "tools" / "course" / "requirements.lock"
+# One entry of a pip requirements file as uv writes it: `name==version[ ; marker] \`,
+# its `--hash=sha256:...` lines, then `# via` comments naming what requires it.
+ENTRY = re.compile(r"^(?P<name>[a-z0-9][a-z0-9._-]*)==(?P<version>[^\s;\\]+)(?: ; (?P<marker>[^\\\n]+?))?\s*\\?$")
+HASH = re.compile(r"^\s+--hash=sha256:(?P<hash>[0-9a-f]{64})\s*\\?$")
 
 
 def chapter_notebooks() -> list[Path]:
@@ -43,21 +66,133 @@ def chapter_notebooks() -> list[Path]:
     return notebooks
 
 
-def runtime_requirements(wheel_name: str) -> str:
-    """The runtime pins of the repository's requirements.txt, then the wheel."""
+def normalized(name: str) -> str:
+    """A project name as the registry compares it (PEP 503)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_pins(requirements: str | None = None) -> list[str]:
+    """The runtime pins (``name==version``) of requirements.txt, in RUNTIME's order."""
+    if requirements is None:
+        requirements = (REPO / "requirements.txt").read_text(encoding="utf-8")
     pins = {}
-    for line in (REPO / "requirements.txt").read_text(encoding="utf-8").splitlines():
+    for line in requirements.splitlines():
         match = PIN.match(line.strip())
         if match:
-            pins[match.group(1).lower().replace("_", "-")] = line.strip()
+            name = normalized(match.group(1))
+            pins[name] = f"{name}=={line.strip().split('==', 1)[1]}"
     missing = [name for name in RUNTIME if name not in pins]
     if missing:
         sys.exit(f"build_course: requirements.txt pins none of {missing}")
+    return [pins[name] for name in RUNTIME]
+
+
+@dataclass
+class Entry:
+    """One package of the lock."""
+
+    name: str
+    version: str
+    marker: str | None
+    hashes: list[str]
+    required_by: list[str]
+
+
+def lock_entries(lock: str) -> list[Entry]:
+    """The lock's packages with their hashes and what requires them."""
+    entries: list[Entry] = []
+    via = False
+    for line in lock.splitlines():
+        if match := ENTRY.match(line):
+            entries.append(Entry(match["name"], match["version"], match["marker"], [], []))
+            via = False
+        elif entries and (match := HASH.match(line)):
+            entries[-1].hashes.append(match["hash"])
+        elif entries and line.startswith("    # via"):
+            # `# via numpy` on one line, or `# via` then one `#   name` a line.
+            entries[-1].required_by += line.removeprefix("    # via").split()
+            via = True
+        elif entries and via and line.startswith("    #   "):
+            entries[-1].required_by.append(line.removeprefix("    #   ").strip())
+        elif line.strip() and not line.startswith("#"):
+            raise ValueError(f"unexpected line in the lock: {line!r}")
+    return entries
+
+
+def lock_problems(lock: str, pins: list[str]) -> list[str]:
+    """Why ``lock`` is not the complete lock of ``pins`` (empty when it is).
+
+    Each runtime pin must be in the lock at its version for every platform
+    (no marker), every package must carry hashes, and a package that nothing
+    in the lock requires must be a runtime pin (else it is left over from an
+    older requirements.txt).
+    """
+    try:
+        entries = lock_entries(lock)
+    except ValueError as error:
+        return [str(error)]
+    problems = []
+    for pin in pins:
+        name = pin.split("==")[0]
+        found = [f"{e.name}=={e.version}" + (f" ; {e.marker}" if e.marker else "")
+                 for e in entries if e.name == name]
+        if found != [pin]:
+            problems.append(f"requirements.txt pins {pin}, the lock has {', '.join(found) or 'no ' + name}")
+    runtime = {pin.split("==")[0] for pin in pins}
+    for entry in entries:
+        if not entry.hashes:
+            problems.append(f"{entry.name}=={entry.version} has no hash")
+        if not entry.required_by and entry.name not in runtime:
+            problems.append(f"{entry.name}=={entry.version}: no runtime pin requires it")
+    if not entries:
+        problems.append("the lock pins no package")
+    return problems
+
+
+def python_floor() -> str:
+    """The oldest Python the package supports, from pyproject's requires-python."""
+    requires = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
+    match = re.fullmatch(r">=\s*(\d+\.\d+)", requires)
+    if not match:
+        sys.exit(f"build_course: requires-python {requires!r} is not of the form >=X.Y")
+    return match.group(1)
+
+
+def write_lock() -> None:
+    """Resolve the runtime pins for every platform, with hashes, into LOCK (make lock)."""
+    uv = Path(sys.executable).with_name("uv")
+    env = {key: value for key, value in os.environ.items() if not key.startswith("UV_")}
+    subprocess.run(
+        [uv, "pip", "compile", "--quiet", "--no-config", "--universal", "--generate-hashes",
+         "--python-version", python_floor(), "--custom-compile-command", "make lock",
+         "--output-file", LOCK, "-"],
+        input="\n".join(runtime_pins()) + "\n", text=True, env=env, cwd=REPO, check=True,
+    )
+    problems = lock_problems(LOCK.read_text(encoding="utf-8"), runtime_pins())
+    if problems:
+        sys.exit("build_course: the new lock is incomplete: " + "; ".join(problems))
+    entries = lock_entries(LOCK.read_text(encoding="utf-8"))
+    print(f"lock: {LOCK.relative_to(REPO)} ({len(entries)} entries)")
+
+
+def checked_lock() -> bytes:
+    """The committed lock, refused when requirements.txt has moved on."""
+    lock = LOCK.read_text(encoding="utf-8")
+    problems = lock_problems(lock, runtime_pins())
+    if problems:
+        sys.exit(f"build_course: {os.path.relpath(LOCK, REPO)} is stale, run `make lock`: " + "; ".join(problems))
+    return lock.encode()
+
+
+def course_requirements(wheel: Path) -> str:
+    """The zip's requirements.txt: the lock, then the wheel with its hash."""
+    digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     lines = [
-        "# Зависимости курса с точными версиями и сам пакет llm_from_scratch",
-        "# (колесо рядом с этим файлом). Установка: см. README.md.",
-        *(pins[name] for name in RUNTIME),
-        f"./{wheel_name}",
+        "# Все пакеты курса с точными версиями и хешами (requirements.lock) и сам",
+        "# пакет llm_from_scratch: колесо рядом с этим файлом, его хеш записан при",
+        "# сборке архива. Установка: см. README.md.",
+        "-r requirements.lock",
+        f"./{wheel.name} --hash=sha256:{digest}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -88,11 +223,13 @@ def add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
 
 def build(out: Path) -> None:
     notebooks = chapter_notebooks()
+    lock = checked_lock()
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         files = {path.name: path.read_bytes() for path in notebooks}
         files[wheel.name] = wheel.read_bytes()
-        files["requirements.txt"] = runtime_requirements(wheel.name).encode()
+        files["requirements.lock"] = lock
+        files["requirements.txt"] = course_requirements(wheel).encode()
         files["README.md"] = (REPO / "tools" / "course" / "README.md").read_bytes()
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_suffix(".partial")
@@ -106,4 +243,7 @@ def build(out: Path) -> None:
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    build(Path(sys.argv[1]))
+    if sys.argv[1] == "--lock":
+        write_lock()
+    else:
+        build(Path(sys.argv[1]))

@@ -1,22 +1,37 @@
 """The downloadable course, as a reader gets it from the front page.
 
 The zip linked as «Скачать курс» from the built front page is unpacked in a
-temporary folder outside the repository; its README's first command (create a
-venv, install requirements.txt) runs exactly as written, with nothing else
-installed; then nbval runs the unpacked notebooks in a kernel of that venv
-(nbval itself runs here, the notebooks run there) and they must reproduce
-their stored outputs. The second command's JupyterLab must have the MyST
-extension enabled and the settings that switch off the news prompt.
+temporary folder outside the repository. A learner's environment is there
+first: a venv whose JupyterLab settings file (overrides.json) holds the
+learner's own choices. The README's first command (install requirements.txt,
+that is the lock and the wheel, with hashes) runs exactly as written, with
+pip asking the registry alone (this machine's pip settings, local indexes and
+constraints are not a learner's), so it needs the network, as a learner does.
+Then:
+
+* the venv holds exactly the lock's packages for this platform, and the wheel;
+* the learner's overrides.json is untouched, and the README's second command's
+  JupyterLab serves both the learner's settings and the course's (no news
+  prompt), the learner's winning where both set a value;
+* JupyterLab lists the MyST extension as enabled;
+* nbval runs the unpacked notebooks in a kernel of that venv (nbval itself
+  runs here, the notebooks run there): they reproduce their stored outputs.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
+import secrets
+import socket
 import subprocess
 import sys
+import time
+import urllib.request
 import zipfile
+from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -25,8 +40,28 @@ from book_site import REPO, ROOT_PAGE, page_path
 
 LINK_TEXT = "Скачать курс"
 FOLDER = "llm-from-scratch-course"
+LOCK = REPO / "tools" / "course" / "requirements.lock"
 INSTALL_TIMEOUT_S = 900
 NBVAL_TIMEOUT_S = 900
+LAB_START_TIMEOUT_S = 120
+SETTINGS = Path("share", "jupyter", "lab", "settings")
+NOTIFICATION = "@jupyterlab/apputils-extension:notification"
+THEMES = "@jupyterlab/apputils-extension:themes"
+# A learner's own JupyterLab settings, in their venv before the course comes.
+LEARNER_OVERRIDES = {THEMES: {"theme": "JupyterLab Dark"}, NOTIFICATION: {"checkForUpdates": True}}
+# Evaluated by the course venv's Python: the lock's packages for this platform.
+FOR_THIS_PLATFORM = """
+import json, sys
+from importlib.metadata import distributions
+from packaging.markers import Marker
+from packaging.utils import canonicalize_name
+entries = json.load(sys.stdin)
+print(json.dumps({
+    "locked": sorted(f"{name}=={version}" for name, version, marker in entries
+                     if marker is None or Marker(marker).evaluate()),
+    "installed": sorted(f"{canonicalize_name(d.metadata['Name'])}=={d.version}" for d in distributions()),
+}))
+"""
 
 
 class _Links(HTMLParser):
@@ -67,6 +102,17 @@ def sh_blocks(readme: str) -> list[str]:
     return [block.strip() for block in re.findall(r"```sh\n(.*?)```", readme, flags=re.DOTALL)]
 
 
+def lock_entries() -> list[tuple[str, str, str | None]]:
+    """(name, version, marker) of each package of the committed lock."""
+    entries = []
+    for line in LOCK.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([a-z0-9][a-z0-9._-]*)==([^\s;\\]+)(?: ; ([^\\]+?))?\s*\\?$", line)
+        if match:
+            entries.append((match[1], match[2], match[3]))
+    assert entries, f"{LOCK} pins nothing"
+    return entries
+
+
 def test_zip_holds_the_course(course_zip):
     with zipfile.ZipFile(course_zip) as archive:
         names = sorted(name.removeprefix(f"{FOLDER}/") for name in archive.namelist())
@@ -75,57 +121,153 @@ def test_zip_holds_the_course(course_zip):
         for name in chapters:  # the notebooks with their stored outputs, as in book/
             assert archive.read(f"{FOLDER}/{name}") == (REPO / "book" / name).read_bytes(), name
         (wheel,) = [n for n in names if n.endswith(".whl")]
+        wheel_hash = hashlib.sha256(archive.read(f"{FOLDER}/{wheel}")).hexdigest()
+        lock = archive.read(f"{FOLDER}/requirements.lock")
         requirements = archive.read(f"{FOLDER}/requirements.txt").decode().splitlines()
         readme = archive.read(f"{FOLDER}/README.md").decode()
-    assert set(names) == {*chapters, wheel, "requirements.txt", "README.md"}, names
-    pins = [line for line in requirements if line and not line.startswith("#")]
-    assert pins[-1] == f"./{wheel}"
-    assert all(re.fullmatch(r"[\w.-]+==[\w.]+", line) for line in pins[:-1]), pins
-    assert {re.split("==", line)[0] for line in pins[:-1]} >= {"numpy", "matplotlib", "jupyterlab", "jupyterlab-myst"}
+    assert set(names) == {*chapters, wheel, "requirements.txt", "requirements.lock", "README.md"}, names
+    assert lock == LOCK.read_bytes(), "the zip's lock is not the committed tools/course/requirements.lock"
+    assert [line for line in requirements if line and not line.startswith("#")] == [
+        "-r requirements.lock",
+        f"./{wheel} --hash=sha256:{wheel_hash}",
+    ]
     assert sh_blocks(readme) == [
-        "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt",
+        "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements.txt",
         ".venv/bin/jupyter lab",
     ]
 
 
-def test_course_runs_far_from_the_repository(course_zip, tmp_path_factory):
+@dataclass
+class Course:
+    folder: Path
+    base: Path
+    env: dict[str, str]
+
+    @property
+    def venv(self) -> Path:
+        return self.folder / ".venv"
+
+
+@pytest.fixture(scope="module")
+def course(course_zip, tmp_path_factory) -> Course:
+    """The course unpacked far from the repository and installed by its README."""
     base = tmp_path_factory.mktemp("course")
     assert REPO not in base.parents
     with zipfile.ZipFile(course_zip) as archive:
         archive.extractall(base)
-    course = base / FOLDER
-    install = sh_blocks((course / "README.md").read_text(encoding="utf-8"))[0]
-    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME")}
+    folder = base / FOLDER
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("PIP_")}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(REPO)))
-    done = subprocess.run(["bash", "-c", install], cwd=course, env=env, capture_output=True, text=True,
+    env["PIP_CONFIG_FILE"] = os.devnull  # no pip configuration file of this machine
+    # The learner's venv and settings were there before the course.
+    subprocess.run(["bash", "-c", "python3 -m venv .venv"], cwd=folder, env=env, check=True)
+    overrides = folder / ".venv" / SETTINGS / "overrides.json"
+    overrides.parent.mkdir(parents=True)
+    overrides.write_text(json.dumps(LEARNER_OVERRIDES, indent=2))
+
+    install = sh_blocks((folder / "README.md").read_text(encoding="utf-8"))[0]
+    done = subprocess.run(["bash", "-c", install], cwd=folder, env=env, capture_output=True, text=True,
                           timeout=INSTALL_TIMEOUT_S)
     assert done.returncode == 0, f"`{install}` failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
-    python = course / ".venv" / "bin" / "python"
+    return Course(folder, base, env)
 
-    where = subprocess.run([python, "-c", "import llm_from_scratch; print(llm_from_scratch.__file__)"],
-                           cwd=base, env=env, capture_output=True, text=True, check=True).stdout
-    assert Path(where.strip()).is_relative_to(course / ".venv"), f"the package comes from {where}"
-    extensions = subprocess.run([course / ".venv" / "bin" / "jupyter", "labextension", "list"],
-                                env=env, capture_output=True, text=True, check=True)
+
+def test_the_venv_holds_exactly_the_lock_and_the_wheel(course):
+    (wheel,) = course.folder.glob("llm_from_scratch-*.whl")
+    version = wheel.name.split("-")[1]
+    listing = subprocess.run([course.venv / "bin" / "python", "-c", FOR_THIS_PLATFORM],
+                             input=json.dumps(lock_entries()), env=course.env, cwd=course.base,
+                             capture_output=True, text=True, check=True)
+    packages = json.loads(listing.stdout)
+    installed = {p for p in packages["installed"] if not p.startswith("pip==")}  # the venv's own pip
+    assert installed == {*packages["locked"], f"llm-from-scratch=={version}"}, (
+        f"not in the lock: {sorted(installed - set(packages['locked']))}; "
+        f"locked, not installed: {sorted(set(packages['locked']) - installed)}")
+    where = subprocess.run([course.venv / "bin" / "python", "-c",
+                            "import llm_from_scratch; print(llm_from_scratch.__file__)"],
+                           cwd=course.base, env=course.env, capture_output=True, text=True, check=True).stdout
+    assert Path(where.strip()).is_relative_to(course.venv), f"the package comes from {where}"
+
+
+def test_jupyterlab_lists_the_myst_extension(course):
+    extensions = subprocess.run([course.venv / "bin" / "jupyter", "labextension", "list"],
+                                env=course.env, capture_output=True, text=True, check=True)
     listing = re.sub(r"\x1b\[[0-9;]*m", "", extensions.stdout + extensions.stderr)
     assert re.search(r"jupyterlab-myst v[\d.]+ enabled\s+OK", listing), listing
-    overrides = course / ".venv" / "share" / "jupyter" / "lab" / "settings" / "overrides.json"
-    settings = json.loads(overrides.read_text())["@jupyterlab/apputils-extension:notification"]
-    assert settings["fetchNews"] == "false", settings
 
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
+    """The defaults JupyterLab serves for ``plugin_ids``, started by the README's second command."""
+    command = sh_blocks((course.folder / "README.md").read_text(encoding="utf-8"))[1]
+    port, token = free_port(), secrets.token_hex(16)
+    args = [f"--port={port}", "--no-browser", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+            f"--LabApp.user_settings_dir={course.base / 'user-settings'}",
+            f"--LabApp.workspaces_dir={course.base / 'workspaces'}"]
+    if os.geteuid() == 0:
+        args.append("--allow-root")  # as the README says for root
+    log = course.base / "lab.log"
+    with log.open("w") as out:
+        # exec: the server is the child itself (`jupyter` execs `jupyter-lab`), stopped below.
+        lab = subprocess.Popen(["bash", "-c", f"exec {command} {' '.join(args)}"], cwd=course.folder,
+                               env=course.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        deadline = time.monotonic() + LAB_START_TIMEOUT_S
+        while True:
+            assert lab.poll() is None, f"`{command}` exited with {lab.returncode}:\n{log.read_text()[-3000:]}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=5):
+                    break
+            except OSError:
+                assert time.monotonic() < deadline, f"no JupyterLab on port {port}:\n{log.read_text()[-3000:]}"
+                time.sleep(0.5)
+        served = {}
+        for plugin in plugin_ids:
+            url = f"http://127.0.0.1:{port}/lab/api/settings/{plugin}?token={token}"
+            with urllib.request.urlopen(url, timeout=30) as answer:
+                schema = json.load(answer)["schema"]["properties"]
+            served[plugin] = {key: value.get("default") for key, value in schema.items()}
+        return served
+    finally:
+        lab.terminate()  # JupyterLab shuts down on SIGTERM
+        try:
+            lab.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            lab.kill()
+            lab.wait()
+
+
+def test_settings_reach_the_learner_without_overwriting_theirs(course):
+    settings = course.venv / SETTINGS
+    assert json.loads((settings / "overrides.json").read_text()) == LEARNER_OVERRIDES, "the install changed it"
+    ours = json.loads((REPO / "tools" / "lab" / "llm-from-scratch.json").read_text())
+    assert json.loads((settings / "overrides.d" / "llm-from-scratch.json").read_text()) == ours
+    served = served_settings(course, [NOTIFICATION, THEMES])
+    assert served[NOTIFICATION]["fetchNews"] == "false", served  # the course's: no news prompt
+    assert served[NOTIFICATION]["checkForUpdates"] is True, served  # the learner's value wins over the course's
+    assert served[THEMES]["theme"] == "JupyterLab Dark", served  # the learner's own
+
+
+def test_notebooks_reproduce_their_outputs_in_the_course_venv(course):
     # A kernel of the course's venv; nbval runs from the repository's venv.
-    kernel = base / "jupyter" / "kernels" / "course"
+    kernel = course.base / "jupyter" / "kernels" / "course"
     kernel.mkdir(parents=True)
     (kernel / "kernel.json").write_text(json.dumps({
-        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "argv": [str(course.venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "course venv", "language": "python",
     }))
-    notebooks = sorted(p.name for p in course.glob("*.ipynb"))
+    notebooks = sorted(p.name for p in course.folder.glob("*.ipynb"))
     nbval = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "--rootdir", str(course), "--nbval", "--nbval-kernel-name", "course",
+         "--rootdir", str(course.folder), "--nbval", "--nbval-kernel-name", "course",
          "--nbval-sanitize-with", str(REPO / "book" / "sanitize.cfg"), *notebooks],
-        cwd=course, env={**env, "JUPYTER_PATH": str(base / "jupyter"), "PYTHONHASHSEED": "0"},
+        cwd=course.folder, env={**course.env, "JUPYTER_PATH": str(course.base / "jupyter"), "PYTHONHASHSEED": "0"},
         capture_output=True, text=True, timeout=NBVAL_TIMEOUT_S,
     )
     summary = nbval.stdout.strip().splitlines()[-1] if nbval.stdout.strip() else ""
