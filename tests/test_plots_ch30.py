@@ -44,7 +44,6 @@ def build(name: str) -> Figure:
             ("b", lesson30.pair_arrows(4, 100.0, 6)[:, 1], (0, 5)),
             ("c", lesson30.pair_arrows(8, 100.0, 6)[:, 1], (0, 5))]),
         "rope_relative": lambda: plots30.rope_relative(SCORES),
-        "example_heads": lambda: plots30.example_heads(WEIGHTS),
         "output_mixing": lambda: plots30.output_mixing([
             ("swap", SWAP, lesson30.symbolic_output(SWAP), []),
             ("mix", MIXING, lesson30.symbolic_output(MIXING), [(0, 2)])]),
@@ -52,7 +51,7 @@ def build(name: str) -> Figure:
 
 
 NAMES = ["whole_layer", "learned_losses", "learned_maps",
-         "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative", "example_heads",
+         "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative",
          "output_mixing"]
 
 
@@ -211,18 +210,6 @@ def test_rope_relative_draws_the_scores_and_the_offsets():
     for m, line in enumerate(rows):                                # markers only, every one on the curve
         assert line.get_linestyle() == "None" and line.get_label() == f"m={m}"
         np.testing.assert_allclose(line.get_xydata(), np.column_stack([m - np.arange(6), SCORES[m]]))
-
-
-def test_example_heads_draws_each_head_with_three_decimals():
-    fig = build("example_heads")
-    drawn = images(fig)
-    for head, got in enumerate(drawn):
-        np.testing.assert_array_equal(got[np.tril_indices(3)], WEIGHTS[head][np.tril_indices(3)])
-    shown = texts(fig)
-    for value in ("0.214", "0.786", "0.333", "0.574"):
-        assert value in shown
-    assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["позиция ключа n"] * 2
-    assert fig.axes[0].get_ylabel() == "позиция запроса m"
 
 
 def test_output_mixing_draws_both_matrices_and_their_outputs():

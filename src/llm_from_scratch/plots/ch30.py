@@ -11,7 +11,6 @@ Each function takes arrays (from the chapter's example or from
 * ``rope_circle``: a RoPE pair as an arrow that turns with the position;
 * ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
 
-* ``example_heads``: the example's causal table in every head;
 * ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``u = [a, b, c, d]``;
 * ``learned_losses``, ``learned_maps``: heads trained from random weights.
 
@@ -35,7 +34,7 @@ from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
-__all__ = ["example_heads", "head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
+__all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
            "rope_relative", "score_spread", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
@@ -396,8 +395,8 @@ def rope_relative(scores: np.ndarray) -> Figure:
     scores = np.asarray(scores, float)
     positions = scores.shape[0]
     limit = float(np.max(np.abs(scores)))
-    fig = new_figure(height=3.3)
-    left, right = fig.subplots(1, 2, width_ratios=[1.15, 1])
+    fig = new_figure(height=4.2)                 # cells wide enough for "−1.18"
+    left, right = fig.subplots(1, 2, width_ratios=[1.75, 1])
     image = left.imshow(scores, cmap="cividis", vmin=-limit, vmax=limit)
     for m in range(positions):
         for n in range(positions):
@@ -422,22 +421,6 @@ def rope_relative(scores: np.ndarray) -> Figure:
     right.set_xticks(range(1 - positions, positions, 2))
     right.legend(frameon=False, ncols=3, loc="lower center", bbox_to_anchor=(0.5, 1.0),
                  columnspacing=0.8, handlelength=1.6)
-    return fig
-
-
-# -- the example's heads ---------------------------------------------------------------------
-
-@styled
-def example_heads(weights: np.ndarray) -> Figure:
-    """``weights: [h, T, T]``, one annotated causal table per head, one colour scale."""
-    weights = np.asarray(weights, float)
-    fig = new_figure(width=5.6, height=3.0)
-    axes = fig.subplots(1, weights.shape[0])
-    for head, ax in enumerate(axes):
-        image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
-        _positions(ax, query_axis=head == 0)
-    _mask_legend(fig)
-    _colorbar(fig, image, axes, "вес внимания")
     return fig
 
 
