@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from matplotlib.collections import QuadMesh
@@ -69,6 +71,9 @@ def test_every_text_is_readable_in_the_column(name):
     fig = build(name)
     assert fig.get_figwidth() <= style.MAX_WIDTH
     assert style.smallest_text_px(fig) >= 11
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=fig.dpi, bbox_inches="tight")     # as the notebook shows it
+    assert int.from_bytes(png.getvalue()[16:20], "big") <= style.COLUMN_PX  # never scaled down
 
 
 def numbers(fig: Figure) -> list[str]:

@@ -62,7 +62,7 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
 
 # -- the whole layer on the example ------------------------------------------------------
 
-# In pixels of the book's column (1 data unit = 1 px at 100 dpi); y grows downwards.
+# In units of about a pixel of the book's column; y grows downwards.
 FLOW_CELL, FLOW_ROW = 54, 20
 FLOW_LANES = (250, 520)                # centres of the two head lanes
 
@@ -139,7 +139,8 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     lanes_end = lanes + 30 + len(lane_rows) * step - 24
     bottom = lanes_end + 46                                        # u, W_O, Y
     height = bottom + max(band, width * FLOW_ROW) + 40
-    fig = new_figure(height=height / 100)
+    # 660 units on 6.5 in: with savefig's 0.1 in padding the PNG still fits the 672 px column
+    fig = new_figure(width=6.5, height=height / 100)
     fig.set_layout_engine("none")                                  # one hand-placed canvas
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
