@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch import Tensor
+from llm_from_scratch import MultiHeadAttention, SplitMix64, Tensor
 from llm_from_scratch.chapters import ch30, lesson30
 
 
@@ -175,3 +175,34 @@ def test_wrap_keeps_every_character_and_every_number_whole(text):
     assert wrapped.replace("\n    ", "") == text.rstrip("\n")
     for line in wrapped.splitlines():
         assert not line.endswith("-") and not line.lstrip().startswith(".")
+
+
+# -- packed = h separate heads, and the stages of one sequence ------------------------------
+
+@pytest.mark.parametrize(("heads", "offset"), [(1, 0), (2, 0), (2, 1), (4, 0)])
+def test_packed_matrices_equal_separate_heads(heads, offset):
+    """Attention per head on x @ W_Q^(i), x @ W_K^(i), x @ W_V^(i), concatenated, times W_O."""
+    layer = MultiHeadAttention.new("packed", model_width=8, heads=heads, max_positions=6, rope_base=100.0,
+                                   rng=SplitMix64(7 + heads))
+    x = np.random.default_rng(heads).standard_normal((2, 4, 8))
+    w_q, w_k, w_v, w_o = (p.value for p in layer.parameters())
+    d_h, positions = 8 // heads, offset + np.arange(4.0)
+    outputs = []
+    for head in range(heads):
+        cols = slice(head * d_h, (head + 1) * d_h)
+        q, k = numpy_rope(x @ w_q[:, cols], positions, 100.0), numpy_rope(x @ w_k[:, cols], positions, 100.0)
+        scores = np.where(np.tril(np.ones((4, 4), bool)), q @ np.swapaxes(k, 1, 2) / np.sqrt(d_h), -np.inf)
+        table = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        outputs.append(table / table.sum(axis=-1, keepdims=True) @ (x @ w_v[:, cols]))
+    separate = np.concatenate(outputs, axis=-1) @ w_o
+    packed = layer.forward(Tensor(x), position_offset=offset).output.value
+    np.testing.assert_allclose(packed, separate, rtol=0, atol=1e-12)
+
+
+def test_stage_values_are_one_sequence_of_every_stage():
+    forward = ch30.build_attention().forward(Tensor(np.concatenate([ch30.example_input(), ch30.perturbed_input()])))
+    for sequence in (0, 1):
+        stages = lesson30.stage_values(forward, sequence)
+        assert list(stages) == list(ch30.STAGES)
+        for name, value in stages.items():
+            np.testing.assert_array_equal(value, getattr(forward, name).value[sequence])

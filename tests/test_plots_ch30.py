@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
 from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.patches import Rectangle
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
@@ -22,11 +25,18 @@ JOBS_ONE = lesson30.two_job_layer(1).forward(Tensor(lesson30.two_job_input())).a
 SPREAD = lesson30.score_spread((2, 8, 32), samples=200)
 SCORES = lesson30.relative_scores([1.0, 0.5, 0.3, -0.2], [0.4, 1.0, 0.2, 0.5], 100.0, 6)
 SWAP, MIXING = ch30.swap_output_weight(), lesson30.mixing_output_weight()
+STAGES = lesson30.stage_values(EXAMPLE)
+LOSSES = [("две головы", np.geomspace(1.0, 1e-4, 100)), ("одна голова", 0.5 + 0.01 * np.sin(np.arange(100)))]
+TABLES = np.tril(np.random.default_rng(0).uniform(size=(2, 3, 6, 6)))
 
 
 def build(name: str) -> Figure:
     x = ch30.example_input()[0]
     return {
+        "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
+        "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.5, window=10),
+        "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
+                                                      for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
         "head_split": lambda: plots30.head_split(x, x @ ch30.example_weights()["query"], 2),
         "score_spread": lambda: plots30.score_spread(SPREAD.widths, SPREAD.raw_std, SPREAD.scaled_std,
@@ -36,14 +46,14 @@ def build(name: str) -> Figure:
             ("b", lesson30.pair_arrows(4, 100.0, 6)[:, 1], (0, 5)),
             ("c", lesson30.pair_arrows(8, 100.0, 6)[:, 1], (0, 5))]),
         "rope_relative": lambda: plots30.rope_relative(SCORES),
-        "example_heads": lambda: plots30.example_heads(WEIGHTS),
         "output_mixing": lambda: plots30.output_mixing([
             ("swap", SWAP, lesson30.symbolic_output(SWAP), []),
             ("mix", MIXING, lesson30.symbolic_output(MIXING), [(0, 2)])]),
     }[name]()
 
 
-NAMES = ["two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative", "example_heads",
+NAMES = ["whole_layer", "learned_losses", "learned_maps",
+         "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative",
          "output_mixing"]
 
 
@@ -61,6 +71,72 @@ def test_every_text_is_readable_in_the_column(name):
     fig = build(name)
     assert fig.get_figwidth() <= style.MAX_WIDTH
     assert style.smallest_text_px(fig) >= 11
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=fig.dpi, bbox_inches="tight")     # as the notebook shows it
+    assert int.from_bytes(png.getvalue()[16:20], "big") <= style.COLUMN_PX  # never scaled down
+
+
+def numbers(fig: Figure) -> list[str]:
+    """The numbers written in the figure, in the order they were drawn."""
+    return [t for t in texts(fig) if t.replace("−", "").replace(".", "").isdigit()]
+
+
+def three(values) -> list[str]:
+    return [f"{round(float(v), 3) + 0.0:.3f}".replace("-", "−") for v in np.ravel(values)]
+
+
+def test_whole_layer_writes_every_stage_of_the_example():
+    fig = build("whole_layer")
+    x = ch30.example_input()[0]
+    visible = np.tril_indices(3)
+    want = three(x) + three(x)                                     # X, then Q = K = V = X W with W = I
+    for stage in ("projected_query_heads", "rotated_query_heads"):
+        want += three(STAGES[stage][0]) + three(STAGES[stage][1])
+    want += three(WEIGHTS[0][visible]) + three(WEIGHTS[1][visible])  # future keys carry no number
+    want += three(STAGES["head_outputs"][0]) + three(STAGES["head_outputs"][1])
+    want += three(STAGES["merged"]) + [f"{v:.0f}" for v in SWAP.ravel()] + three(STAGES["output"])
+    assert numbers(fig) == want
+    assert "0.214" in want and "−0.421" in want and "0.945" in want         # the seed's numbers, rounded
+    shown = texts(fig)
+    for label in ("X: [1, 3, 4]", "Q = K = V: [1, 3, 4]", "головы\n[1, 2, 3, 2]", "после RoPE\n[1, 2, 3, 2]",
+                  "веса A\n[1, 2, 3, 3]", "выходы H\n[1, 2, 3, 2]", "u = Concat(H): [1, 3, 4]", "$W_O$: [4, 4]",
+                  "голова 0", "голова 1"):
+        assert label in shown
+    patches = fig.axes[0].patches
+    assert len([p for p in patches if p.get_hatch() == style.MASK_HATCH]) == 2 * 3   # 3 future cells per head
+    dashed = [p for p in patches if isinstance(p, Rectangle) and not p.get_fill() and p.get_linestyle() == "--"]
+    assert len(dashed) == 1 + 4 + 1           # head 1's columns of Q, K, V, its four grids, its part of u
+
+
+def test_whole_layer_refuses_a_layer_it_would_draw_wrongly():
+    other = dict(STAGES, projected_key_heads=STAGES["projected_key_heads"] * 2)
+    with pytest.raises(ValueError, match="must be equal"):
+        plots30.whole_layer(ch30.example_input()[0], other, SWAP)
+
+
+def test_learned_losses_draws_block_means_and_the_bound():
+    fig = build("learned_losses")
+    (ax,) = fig.axes
+    bound, *lines = ax.get_lines()
+    np.testing.assert_allclose(bound.get_ydata(), [0.5, 0.5])
+    for line, (label, losses) in zip(lines, LOSSES, strict=True):
+        assert line.get_label() == label
+        np.testing.assert_allclose(line.get_xydata(), np.column_stack(
+            [10 * np.arange(1, 11), losses.reshape(10, 10).mean(axis=1)]))
+    assert lines[0].get_linestyle() != lines[1].get_linestyle()              # told apart without colour
+    assert lines[0].get_marker() != lines[1].get_marker()
+    assert ax.get_yscale() == "log"
+
+
+def test_learned_maps_draws_every_table_in_its_place():
+    fig = build("learned_maps")
+    drawn = images(fig)
+    assert len(drawn) == 6
+    for got, want in zip(drawn, TABLES.reshape(6, 6, 6), strict=True):
+        visible = np.tril(np.ones((6, 6), bool))
+        np.testing.assert_array_equal(got[visible], want[visible])
+    assert [ax.get_title() for ax in fig.axes[:6]] == ["00", "01", "02", "10", "11", "12"]
+    assert [ax.get_xlabel() for ax in fig.axes[:6]] == [""] * 3 + ["позиция ключа n"] * 3
 
 
 def test_two_jobs_draws_both_heads_and_the_one_head_table():
@@ -127,6 +203,8 @@ def test_rope_relative_draws_the_scores_and_the_offsets():
     fig = build("rope_relative")
     (drawn,) = images(fig)
     np.testing.assert_array_equal(drawn, SCORES)
+    labels = [t for t in texts(fig) if "." in t][:36]                # the cells, to two decimals
+    assert labels == [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in SCORES.ravel()]
     left, right = fig.axes[:2]
     assert (left.get_xlabel(), left.get_ylabel()) == ("позиция ключа n", "позиция запроса m")
     curve, *rows = right.get_lines()
@@ -139,18 +217,6 @@ def test_rope_relative_draws_the_scores_and_the_offsets():
         np.testing.assert_allclose(line.get_xydata(), np.column_stack([m - np.arange(6), SCORES[m]]))
 
 
-def test_example_heads_draws_each_head_with_three_decimals():
-    fig = build("example_heads")
-    drawn = images(fig)
-    for head, got in enumerate(drawn):
-        np.testing.assert_array_equal(got[np.tril_indices(3)], WEIGHTS[head][np.tril_indices(3)])
-    shown = texts(fig)
-    for value in ("0.214", "0.786", "0.333", "0.574"):
-        assert value in shown
-    assert [ax.get_xlabel() for ax in fig.axes[:2]] == ["позиция ключа n"] * 2
-    assert fig.axes[0].get_ylabel() == "позиция запроса m"
-
-
 def test_output_mixing_draws_both_matrices_and_their_outputs():
     fig = build("output_mixing")
     swap, mix = images(fig)
@@ -158,6 +224,6 @@ def test_output_mixing_draws_both_matrices_and_their_outputs():
     np.testing.assert_array_equal(mix, MIXING)
     assert fig.axes[0].get_xlabel() == "y = [c, d, a, b]"
     assert fig.axes[1].get_xlabel() == "y = [a, b, a + c, d]"
-    assert fig.axes[0].get_ylabel().startswith("$c_r$")         # rows are the coordinates c_r of Concat
+    assert fig.axes[0].get_ylabel().startswith("$u_r$")         # rows are the coordinates u_r of Concat
     outlined = [p for p in fig.axes[1].patches if p.get_linestyle() == ":"]
     assert [(p.get_x() + 0.45, p.get_y() + 0.45) for p in outlined] == [(2, 0)]

@@ -17,6 +17,8 @@
   (``changed_output_columns``).
 * ``W_O`` as a mixing matrix: the symbolic output of a 0/1 matrix applied to
   the concatenated row ``[a, b, c, d]`` (``symbolic_output``).
+* ``stage_values``: every stage of a forward pass for one sequence (the
+  whole-layer figure draws them).
 * ``wrap``: the report and the trace folded to the book's output width.
 
 Everything the layer computes goes through the package's public API, so the
@@ -25,12 +27,13 @@ lesson's numbers come from the same code as the chapter's example.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..attention import MultiHeadAttention
+from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor
@@ -221,6 +224,13 @@ def symbolic_output(weight: np.ndarray, symbols: str = "abcd") -> list[str]:
             terms.append(f"{number}{symbol}")
         out.append(" + ".join(terms) if terms else "0")
     return out
+
+
+# -- every stage of one sequence ---------------------------------------------------------------
+
+def stage_values(forward: MultiHeadAttentionForward, sequence: int = 0) -> dict[str, np.ndarray]:
+    """``{stage name: value}`` of one sequence of the batch, ``[h, T, d_h]``, ``[T, d_model]``, ..."""
+    return {field.name: getattr(forward, field.name).value[sequence] for field in dataclasses.fields(forward)}
 
 
 # -- the report at the book's width ------------------------------------------------------

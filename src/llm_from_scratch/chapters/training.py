@@ -3,6 +3,7 @@
 A model is a function that runs forward on the tape and returns the logits ``[B, T, V]``
 as a ``Tensor``; ``train`` takes the cross-entropy against the targets, sends its
 gradient back with ``logits.backward(grad)``, and lets ``Adam`` move the parameters.
+``fit`` is the same loop with another loss (chapter 30's heads learn a regression).
 """
 
 from __future__ import annotations
@@ -43,18 +44,27 @@ class TrainingRun:
 def train(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np.ndarray, np.ndarray]],
           optimizer: Adam, steps: int) -> TrainingRun:
     """``steps`` updates; ``batches(step)`` gives ``(inputs, targets [B, T])``, ``model(inputs)`` the logits."""
+    return fit(model, batches, optimizer, steps, cross_entropy)
+
+
+Loss = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
+
+
+def fit(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np.ndarray, np.ndarray]],
+        optimizer: Adam, steps: int, loss: Loss) -> TrainingRun:
+    """``train`` with any loss: ``loss(output, targets)`` gives the loss and its gradient w.r.t. the output."""
     losses = []
     for step in range(steps):
         inputs, targets = batches(step)
         optimizer.zero_grad()
         try:
-            logits = model(inputs)
-            loss, grad = cross_entropy(logits.value, targets)
-            if not np.isfinite(loss):
+            output = model(inputs)
+            value, grad = loss(output.value, targets)
+            if not np.isfinite(value):
                 return TrainingRun(np.array(losses), step)
-            logits.backward(grad)
+            output.backward(grad)
             optimizer.step()
         except LlmFromScratchError:  # an overflow on the tape, a gradient that is not finite
             return TrainingRun(np.array(losses), step)
-        losses.append(loss)
+        losses.append(value)
     return TrainingRun(np.array(losses), None)

@@ -4,16 +4,19 @@ Each function takes arrays (from the chapter's example or from
 ``chapters.lesson30``) and returns a ``matplotlib.figure.Figure`` built with
 ``plots.style``; the notebook shows it as the last expression of a cell.
 
+* ``whole_layer``: the example from ``X`` to ``Y`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
 * ``score_spread``: why scores are divided by ``sqrt(d_h)``;
 * ``rope_circle``: a RoPE pair as an arrow that turns with the position;
 * ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
 
+* ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``u = [a, b, c, d]``;
+* ``learned_losses``, ``learned_maps``: heads trained from random weights.
+
 Notation as in the chapter: heads from 0, ``m`` the query position, ``n``
-the key position, ``p`` the position of any row, ``k`` a RoPE pair.
-* ``example_heads``: the example's causal table in every head;
-* ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``[a, b, c, d]``.
+the key position, ``p`` the position of any row, ``ℓ`` a RoPE pair, ``u``
+the concatenated row with coordinates ``u_r``.
 """
 
 from __future__ import annotations
@@ -26,17 +29,18 @@ from matplotlib.axes import Axes
 from matplotlib.cm import ScalarMappable
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
+from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from .style import CMAP, FONT, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
-__all__ = ["example_heads", "head_split", "output_mixing", "rope_circle", "rope_relative",
-           "score_spread", "two_jobs"]
+__all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
+           "rope_relative", "score_spread", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
 QUERY_AXIS, KEY_AXIS = "позиция запроса m", "позиция ключа n"
 HEAD_SHADES = ("white", "0.88")
-MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")
+MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")   # the learned runs use the first ones too
 
 
 def _mask_legend(fig: Figure) -> None:
@@ -56,12 +60,170 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
     ax.set_ylabel(QUERY_AXIS if query_axis else "")
 
 
+# -- the whole layer on the example ------------------------------------------------------
+
+# In units of about a pixel of the book's column; y grows downwards.
+FLOW_CELL, FLOW_ROW = 54, 20
+FLOW_LANES = (250, 520)                # centres of the two head lanes
+
+
+def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of_column=None,
+               hidden=None, decimals: int = 3, cell: float = FLOW_CELL) -> None:
+    """``values [rows, cols]`` as numbered cells. ``head_of_column[c]`` shades and frames the
+    columns of each head (head 0 white and solid, head 1 grey and dashed); ``hidden`` cells
+    (the causal mask) are hatched and carry no number."""
+    rows, cols = values.shape
+    heads = np.zeros(cols, int) if head_of_column is None else np.asarray(head_of_column)
+    for r in range(rows):
+        for c in range(cols):
+            masked = hidden is not None and hidden[r, c]
+            ax.add_patch(Rectangle((left + c * cell, top + r * FLOW_ROW), cell, FLOW_ROW,
+                                   facecolor=HEAD_SHADES[heads[c] % 2], edgecolor="0.6", linewidth=0.6,
+                                   hatch=MASK_HATCH if masked else None))
+            if not masked:
+                ax.text(left + (c + 0.5) * cell, top + (r + 0.5) * FLOW_ROW, _number(values[r, c], decimals),
+                        ha="center", va="center", fontsize=SMALL)
+    if head_of_column is not None:
+        for head in np.unique(heads):
+            columns = np.nonzero(heads == head)[0]
+            ax.add_patch(Rectangle((left + columns[0] * cell, top), len(columns) * cell, rows * FLOW_ROW,
+                                   fill=False, edgecolor="black", linewidth=1.6,
+                                   linestyle=HEAD_LINES[head % 2]))
+
+
+def _flow_arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], text: str = "",
+                side: str = "right") -> None:
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color="black",
+                                 linewidth=1.0, shrinkA=2, shrinkB=2))
+    if text:
+        x = (start[0] + end[0]) / 2 + (8 if side == "right" else -8)
+        ax.text(x, (start[1] + end[1]) / 2, text, ha="left" if side == "right" else "right",
+                va="center", fontsize=SMALL)
+
+
+def _shape(values: np.ndarray, heads: bool = False) -> str:
+    """The batched shape ``[1, ...]`` of one sequence's ``values``."""
+    return "[" + ", ".join(str(d) for d in (1, *values.shape)) + "]"
+
+
+@styled
+def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.ndarray) -> Figure:
+    """The example's layer from ``X [T, d]`` to ``Y [T, d]``, every number with three decimals.
+
+    ``stages``: the forward record of one sequence, by field name (``projected_*_heads``,
+    ``rotated_*_heads`` ``[h, T, d_h]``, ``attention_weights [h, T, T]``, ``head_outputs``,
+    ``merged``, ``output``). In the example ``W_Q = W_K = W_V``, so one grid shows ``Q = K = V``
+    and one ``Q~ = K~`` per head; other layers are refused rather than drawn wrongly.
+    """
+    x, w_o = np.asarray(x, float), np.asarray(output_weight, float)
+    q, k, v = (np.asarray(stages[f"projected_{r}_heads"], float) for r in ("query", "key", "value"))
+    q_rot, k_rot = (np.asarray(stages[f"rotated_{r}_heads"], float) for r in ("query", "key"))
+    if not (np.array_equal(q, k) and np.array_equal(q, v) and np.array_equal(q_rot, k_rot)):
+        raise ValueError("whole_layer draws one grid for Q, K and V: they must be equal, as in the example")
+    weights, outputs = np.asarray(stages["attention_weights"], float), np.asarray(stages["head_outputs"], float)
+    merged, y = np.asarray(stages["merged"], float), np.asarray(stages["output"], float)
+    heads, tokens, d_h = q.shape
+    if heads > len(FLOW_LANES):
+        raise ValueError(f"whole_layer has room for {len(FLOW_LANES)} heads, got {heads}")
+    width = heads * d_h
+    columns_head = np.repeat(np.arange(heads), d_h)
+    band, wide = tokens * FLOW_ROW, width * FLOW_CELL
+    lane_rows = [("головы", q, "$Q^{(i)}=K^{(i)}=V^{(i)}$", None),
+                 ("после RoPE", q_rot, "$\\widetilde{Q}^{(i)}=\\widetilde{K}^{(i)}$", None),
+                 ("веса A", weights, "$A^{(i)}$", np.triu(np.ones((tokens, tokens), bool), k=1)),
+                 ("выходы H", outputs, "$H^{(i)}=A^{(i)}V^{(i)}$", None)]
+    steps = ["RoPE: Q и K", "softmax, маска", "A · V"]
+    step = 16 + band + 34                                          # label, grid, arrow
+    top = 22                                                       # X and Q, K, V
+    lanes = top + band + 40                                        # top edge of the head lanes
+    lanes_end = lanes + 30 + len(lane_rows) * step - 24
+    bottom = lanes_end + 46                                        # u, W_O, Y
+    height = bottom + max(band, width * FLOW_ROW) + 40
+    # 660 units on 6.5 in: with savefig's 0.1 in padding the PNG still fits the 672 px column
+    fig = new_figure(width=6.5, height=height / 100)
+    fig.set_layout_engine("none")                                  # one hand-placed canvas
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_xlim(0, 660)
+    ax.set_ylim(height, 0)
+
+    def positions(left: float, row_top: float, letter: str = "p") -> None:
+        for row in range(tokens):
+            ax.text(left - 4, row_top + (row + 0.5) * FLOW_ROW, f"{letter}={row}", ha="right", va="center",
+                    fontsize=SMALL)
+
+    def caption(centre: float, y_text: float, text: str, va: str = "bottom", size: float = SMALL) -> None:
+        ax.text(centre, y_text, text, ha="center", va=va, fontsize=size)
+
+    # X -> Q, K, V at full width
+    left_x, left_q = 40, 660 - wide - 4
+    caption(left_x + wide / 2, top - 4, f"X: {_shape(x)}", size=FONT)
+    caption(left_q + wide / 2, top - 4, f"Q = K = V: {_shape(x)}", size=FONT)
+    positions(left_x, top)
+    _flow_grid(ax, x, left_x, top)
+    _flow_grid(ax, qkv := np.concatenate(list(q), axis=1), left_q, top, head_of_column=columns_head)
+    del qkv
+    _flow_arrow(ax, (left_x + wide, top + band / 2), (left_q, top + band / 2))
+    caption((left_x + wide + left_q) / 2, top + band / 2 - 6, "$XW_Q,\\,XW_K,\\,XW_V$")
+
+    # one lane per head: after the split, after RoPE, the weights, the outputs
+    for head, centre in enumerate(FLOW_LANES[:heads]):
+        ax.add_patch(Rectangle((centre - 128, lanes), 256, lanes_end - lanes,
+                               facecolor="white" if head == 0 else "0.96", edgecolor="black",
+                               linewidth=1.2, linestyle=HEAD_LINES[head % 2], zorder=0))
+        ax.text(centre - 120, lanes + 12, f"голова {head}", ha="left", va="center", fontsize=FONT)
+        group = left_q + (head + 0.5) * d_h * FLOW_CELL
+        _flow_arrow(ax, (group, top + band + 4), (centre + 40, lanes), "split" if head == heads - 1 else "")
+    for index, (name, values, label, hidden) in enumerate(lane_rows):
+        row_top = lanes + 30 + 16 + index * step
+        ax.text(4, row_top + band / 2, f"{name}\n{_shape(values, heads=True)}", ha="left", va="center",
+                fontsize=SMALL, linespacing=1.25)
+        for head, centre in enumerate(FLOW_LANES[:heads]):
+            cols = values.shape[-1]
+            left = centre - cols * FLOW_CELL / 2
+            caption(centre, row_top - 3, label.replace("(i)", f"({head})"))
+            _flow_grid(ax, values[head], left, row_top, head_of_column=np.full(cols, head), hidden=hidden)
+            if head == 0:
+                positions(left, row_top, "m" if hidden is not None else "p")
+            if index < len(steps):
+                _flow_arrow(ax, (centre, row_top + band + 2), (centre, row_top + step - 18), steps[index])
+
+    # Concat -> W_O -> Y
+    small = 22
+    left_u, left_w = 40, 40 + wide + 28
+    left_y = left_w + width * small + 28
+    for head, centre in enumerate(FLOW_LANES[:heads]):
+        target = left_u + (head + 0.5) * d_h * FLOW_CELL
+        _flow_arrow(ax, (centre, lanes_end), (target, bottom - 2), "Concat" if head == 0 else "", side="left")
+    positions(left_u, bottom)
+    _flow_grid(ax, merged, left_u, bottom, head_of_column=columns_head)
+    caption(left_u + wide / 2, bottom + band + 4, f"u = Concat(H): {_shape(merged)}", va="top", size=FONT)
+    w_top = bottom + band / 2 - width * FLOW_ROW / 2
+    _flow_grid(ax, w_o, left_w, w_top, decimals=0, cell=small)
+    caption(left_w + width * small / 2, w_top + width * FLOW_ROW + 4, f"$W_O$: [{width}, {width}]", va="top")
+    _flow_arrow(ax, (left_u + wide, bottom + band / 2), (left_w, bottom + band / 2))
+    _flow_arrow(ax, (left_w + width * small, bottom + band / 2), (left_y, bottom + band / 2))
+    _flow_grid(ax, y, left_y, bottom)
+    caption(left_y + wide / 2, bottom + band + 4, f"$Y=uW_O$: {_shape(y)}", va="top", size=FONT)
+    return fig
+
+
 # -- two heads, two jobs --------------------------------------------------------------
 
 def _short(value: float) -> str:
     """A weight in a small cell: ``.99``, ``.02``, or ``1`` when it rounds to one."""
     text = f"{value:.2f}"
     return "1" if text == "1.00" else text.lstrip("0")
+
+
+def _job_table(ax: Axes, table: np.ndarray, title: str, threshold: float) -> AxesImage:
+    """A ``[T, T]`` table whose visible cells above ``threshold`` carry their weight."""
+    image = attention_heatmap(ax, table, title=title, annotate=False)
+    for query, key in zip(*np.nonzero(np.tril(table >= threshold)), strict=True):
+        value = table[query, key]
+        ax.text(key, query, _short(value), ha="center", va="center", fontsize=SMALL,
+                color="white" if value < 0.55 else "black")
+    return image
 
 
 @styled
@@ -75,12 +237,7 @@ def two_jobs(two_heads: np.ndarray, one_head: np.ndarray, *, threshold: float = 
     fig = new_figure(height=3.2)
     axes = fig.subplots(1, 3)
     for index, (ax, table, title) in enumerate(zip(axes, tables, titles, strict=True)):
-        image = attention_heatmap(ax, table, title=title, annotate=False)
-        for query, key in zip(*np.nonzero(np.tril(table >= threshold)), strict=True):
-            value = table[query, key]
-            ax.text(key, query, _short(value),
-                    ha="center", va="center", fontsize=SMALL,
-                    color="white" if value < 0.55 else "black")
+        image = _job_table(ax, table, title, threshold)
         _positions(ax, query_axis=index == 0)
     _mask_legend(fig)
     _colorbar(fig, image, axes, "вес внимания")
@@ -239,13 +396,13 @@ def rope_relative(scores: np.ndarray) -> Figure:
     scores = np.asarray(scores, float)
     positions = scores.shape[0]
     limit = float(np.max(np.abs(scores)))
-    fig = new_figure(height=3.3)
-    left, right = fig.subplots(1, 2, width_ratios=[1.15, 1])
+    fig = new_figure(height=4.2)                 # cells wide enough for "−1.18"
+    left, right = fig.subplots(1, 2, width_ratios=[1.75, 1])
     image = left.imshow(scores, cmap="cividis", vmin=-limit, vmax=limit)
     for m in range(positions):
         for n in range(positions):
             value = scores[m, n]
-            left.text(n, m, f"{value:.1f}".replace("-", "−"), ha="center", va="center",
+            left.text(n, m, _number(value), ha="center", va="center",
                       fontsize=SMALL, color="white" if value < 0 else "black")
     left.set_xticks(range(positions))
     left.set_yticks(range(positions))
@@ -268,29 +425,13 @@ def rope_relative(scores: np.ndarray) -> Figure:
     return fig
 
 
-# -- the example's heads ---------------------------------------------------------------------
-
-@styled
-def example_heads(weights: np.ndarray) -> Figure:
-    """``weights: [h, T, T]``, one annotated causal table per head, one colour scale."""
-    weights = np.asarray(weights, float)
-    fig = new_figure(width=5.6, height=3.0)
-    axes = fig.subplots(1, weights.shape[0])
-    for head, ax in enumerate(axes):
-        image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
-        _positions(ax, query_axis=head == 0)
-    _mask_legend(fig)
-    _colorbar(fig, image, axes, "вес внимания")
-    return fig
-
-
 # -- W_O as a mixing matrix --------------------------------------------------------------------
 
 @styled
 def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[tuple[int, int]]]],
                   symbols: str = "abcd") -> Figure:
-    """Each panel: a title, a 0/1 matrix ``W_O [4, 4]``, the output ``[a, b, c, d] W_O``
-    written out, and cells to outline. Rows are read from the concatenated row,
+    """Each panel: a title, a 0/1 matrix ``W_O [4, 4]``, the output ``u W_O`` for ``u = [a, b, c, d]``
+    written out, and cells to outline. Rows are the coordinates ``u_r`` of the concatenated row,
     columns are the outputs ``y_j``; dashed lines separate the two heads."""
     fig = new_figure(height=3.3)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
@@ -313,5 +454,49 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
         ax.xaxis.tick_top()
         ax.set_title(title, pad=24)
         ax.set_xlabel("y = [" + ", ".join(output) + "]")
-    axes[0].set_ylabel("$c_r$, строка r:\nголова 0 | голова 1")
+    axes[0].set_ylabel("$u_r$, строка r:\nголова 0 | голова 1")
+    return fig
+
+
+# -- heads trained from random weights ----------------------------------------------------------
+
+def block_means(losses: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
+    """The mean loss of every ``window`` consecutive steps and the step that ends the block."""
+    losses = np.asarray(losses, float)
+    blocks = len(losses) // window
+    return window * np.arange(1, blocks + 1), losses[: blocks * window].reshape(blocks, window).mean(axis=1)
+
+
+@styled
+def learned_losses(runs: Sequence[tuple[str, np.ndarray]], bound: float, *, window: int = 25) -> Figure:
+    """The loss of each run, averaged over every ``window`` steps, on a log scale: one line
+    style and marker per run, and the line ``bound`` that no one-head layer goes below."""
+    fig = new_figure(height=3.0)
+    ax = fig.add_subplot()
+    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:g}")
+    for (label, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
+        steps, means = block_means(losses, window)
+        ax.plot(steps, means, style, marker=marker, markevery=4, markersize=5, color="black",
+                markerfacecolor="white", linewidth=1.2, label=label)
+    ax.set_yscale("log")
+    ax.set_xlabel("шаг обучения")
+    ax.set_ylabel(f"средний квадрат ошибки\n(среднее за {window} шагов)")
+    ax.legend(frameon=False, loc="lower left")
+    return fig
+
+
+@styled
+def learned_maps(rows: Sequence[Sequence[tuple[str, np.ndarray]]], *, threshold: float = 0.005) -> Figure:
+    """One row of ``[T, T]`` tables per layer: each panel a title and a table (e.g. the
+    hand-set heads above, the trained ones below, columns in the same order of jobs)."""
+    fig = new_figure(height=2.35 * len(rows) + 0.45)
+    axes = np.atleast_2d(fig.subplots(len(rows), max(len(row) for row in rows)))
+    for r, row in enumerate(rows):
+        for c, (title, table) in enumerate(row):
+            image = _job_table(axes[r, c], np.asarray(table, float), title, threshold)
+            _positions(axes[r, c], query_axis=c == 0)
+            if r < len(rows) - 1:
+                axes[r, c].set_xlabel("")
+    _mask_legend(fig)
+    _colorbar(fig, image, axes.ravel(), "вес внимания")
     return fig

@@ -1,0 +1,160 @@
+"""Chapter 30's learned heads: the first training steps against an independent computation,
+and what the default runs learn.
+
+The reference here shares no code with the package: the layer is written out head by head
+in NumPy (RoPE as a product with complex numbers), its gradient comes from central
+differences, and Adam's first two updates are done by hand from those gradients.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from llm_from_scratch.chapters import learned_heads as lh
+
+T, D = lh.TOKENS, lh.WIDTH
+LR, B1, B2, EPS = lh.LEARNING_RATE, 0.9, 0.999, 1e-8
+
+
+def reference_output(weights: list[np.ndarray], x: np.ndarray, heads: int) -> np.ndarray:
+    """Causal multi-head attention with RoPE, one head at a time: ``x [B, T, D] -> [B, T, D]``."""
+    w_q, w_k, w_v, w_o = weights
+    d_h = D // heads
+    turn = np.exp(1j * np.arange(T)[:, None] * lh.ROPE_BASE ** (-2 * np.arange(d_h // 2) / d_h))
+
+    def rope(rows):  # the pair (x, y) as x + iy, turned by its angle
+        z = (rows[..., 0::2] + 1j * rows[..., 1::2]) * turn
+        return np.stack([z.real, z.imag], axis=-1).reshape(rows.shape)
+
+    outputs = []
+    for head in range(heads):
+        cols = slice(head * d_h, (head + 1) * d_h)
+        scores = rope((x @ w_q)[..., cols]) @ np.swapaxes(rope((x @ w_k)[..., cols]), 1, 2) / np.sqrt(d_h)
+        scores = np.where(np.tril(np.ones((T, T), bool)), scores, -np.inf)
+        table = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        outputs.append(table / table.sum(axis=-1, keepdims=True) @ (x @ w_v)[..., cols])
+    return np.concatenate(outputs, axis=-1) @ w_o
+
+
+def reference_loss(weights, x, targets, heads) -> float:
+    y = reference_output(weights, x, heads)
+    return float(np.mean((y[:, 2:, 0] - targets[..., 0]) ** 2 + (y[:, 2:, 4] - targets[..., 1]) ** 2) / 2)
+
+
+def central_differences(weights, x, targets, heads, delta=1e-6) -> list[np.ndarray]:
+    grads = []
+    for which, w in enumerate(weights):
+        g = np.zeros_like(w)
+        for index in np.ndindex(w.shape):
+            moved = [v.copy() for v in weights]
+            moved[which][index] += delta
+            up = reference_loss(moved, x, targets, heads)
+            moved[which][index] -= 2 * delta
+            g[index] = (up - reference_loss(moved, x, targets, heads)) / (2 * delta)
+        grads.append(g)
+    return grads
+
+
+def hand_adam(weights, gradients_at):
+    """Two of Kingma & Ba's updates; ``gradients_at(step, weights)`` gives the gradients."""
+    m = [np.zeros_like(w) for w in weights]
+    v = [np.zeros_like(w) for w in weights]
+    for t in (1, 2):
+        grads = gradients_at(t - 1, weights)
+        m = [B1 * a + (1 - B1) * g for a, g in zip(m, grads, strict=True)]
+        v = [B2 * a + (1 - B2) * g * g for a, g in zip(v, grads, strict=True)]
+        weights = [w - LR * (a / (1 - B1**t)) / (np.sqrt(b / (1 - B2**t)) + EPS)
+                   for w, a, b in zip(weights, m, v, strict=True)]
+    return weights
+
+
+@pytest.mark.parametrize("heads", [1, 2])
+def test_the_first_two_steps_equal_differences_and_adam_by_hand(heads):
+    start = [p.value.copy() for p in lh.random_layer(heads).parameters()]
+    learned = lh.learn(heads, steps=2)
+
+    def gradients_at(step, weights):
+        x, targets = lh.task_batch(step)
+        return central_differences(weights, x, targets, heads)
+
+    x0, t0 = lh.task_batch(0)
+    assert learned.run.losses[0] == pytest.approx(reference_loss(start, x0, t0, heads), abs=1e-12)
+    # the tape's gradient of step 1 (left in .grad by the last step) against differences
+    after_one = lh.learn(heads, steps=1)
+    for p, g in zip(after_one.layer.parameters(), gradients_at(0, start), strict=True):
+        np.testing.assert_allclose(p.grad, g, rtol=0, atol=1e-8)
+    expected = hand_adam(start, gradients_at)
+    for p, w in zip(learned.layer.parameters(), expected, strict=True):
+        np.testing.assert_allclose(p.value, w, rtol=0, atol=1e-7)
+    assert np.max(np.abs(expected[0] - start[0])) > 0.05           # the weights did move: 2 steps of lr 0.03
+
+
+def test_the_batches_hold_the_two_jobs_and_repeat():
+    x, targets = lh.task_batch(7)
+    content = x[..., lh.CONTENT]
+    np.testing.assert_array_equal(targets[..., 0], content[:, 1:5])                 # rows 2..5: token m - 1
+    np.testing.assert_array_equal(targets[..., 1], np.repeat(content[:, :1], 4, 1))   # token 0
+    assert np.all(x[..., lh.CONSTANT] == 1) and np.count_nonzero(x[..., 3:]) == 0
+    np.testing.assert_array_equal(lh.task_batch(7)[0], x)
+    assert not np.array_equal(lh.task_batch(8)[0], x)
+
+
+def test_the_loss_gradient_is_the_derivative_of_the_loss():
+    rng = np.random.default_rng(0)
+    output, targets = rng.standard_normal((3, T, D)), rng.standard_normal((3, T - 2, 2))
+    loss, grad = lh.two_job_loss(output, targets)
+    assert loss == pytest.approx(np.mean((output[:, 2:, [0, 4]] - targets) ** 2), abs=1e-15)
+    numeric = np.zeros_like(output)
+    for index in np.ndindex(output.shape):
+        moved = output.copy()
+        moved[index] += 1e-6
+        up = lh.two_job_loss(moved, targets)[0]
+        moved[index] -= 2e-6
+        numeric[index] = (up - lh.two_job_loss(moved, targets)[0]) / 2e-6
+    np.testing.assert_allclose(grad, numeric, atol=1e-9)
+    assert np.count_nonzero(grad) == 3 * 4 * 2                          # rows 2..5, columns 0 and 4
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_no_one_head_layer_beats_the_line_bound(seed):
+    """Any weights: one head puts both columns on one line, so its error is at least
+    the best line's on the same sequences."""
+    layer = lh.random_layer(1, seed)
+    assert lh.held_out_loss(layer) >= lh.line_bound(lh.held_out()[1])
+    assert abs(lh.column_correlation(layer)) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_line_bound_is_one_half_over_many_sequences():
+    targets = lh.task_batch(0, size=200_000, seed=1)[1]
+    assert lh.line_bound(targets) == pytest.approx(lh.ONE_HEAD_BOUND, abs=0.005)
+
+
+@pytest.fixture(scope="module")
+def runs():
+    return {heads: lh.learn(heads) for heads in (1, 2)}
+
+
+def test_two_heads_learn_both_jobs_one_head_each(runs):
+    two = runs[2]
+    assert not two.run.diverged and len(two.run.losses) == lh.STEPS
+    assert lh.held_out_loss(two.layer) < 0.005
+    shares = lh.job_weights(two.layer)                                  # [head, (previous, first)]
+    assert sorted(np.argmax(shares, axis=1).tolist()) == [0, 1]          # one head per job
+    assert np.all(shares.max(axis=1) > 0.95) and np.all(shares.min(axis=1) < 0.02)
+    assert abs(lh.column_correlation(two.layer)) < 0.1                  # two independent columns
+
+
+def test_one_head_reaches_the_bound_and_does_one_job(runs):
+    one = runs[1]
+    loss, bound = lh.held_out_loss(one.layer), lh.line_bound(lh.held_out()[1])
+    assert bound <= loss < bound + 0.02
+    shares = lh.job_weights(one.layer)[0]
+    assert shares.max() > 0.95 and shares.min() < 0.02
+    assert abs(lh.column_correlation(one.layer)) == pytest.approx(1.0, abs=1e-9)
+
+
+def test_the_twins_start_from_the_same_matrices(runs):
+    assert runs[1].layer.parameter_count() == runs[2].layer.parameter_count() == 4 * D * D
+    for a, b in zip(lh.random_layer(1).parameters(), lh.random_layer(2).parameters(), strict=True):
+        np.testing.assert_array_equal(a.value, b.value)                # only the grouping into heads differs
