@@ -54,7 +54,7 @@ def train(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[
                 return TrainingRun(np.array(losses), step)
             logits.backward(grad)
             optimizer.step()
-        except LlmFromScratchError:  # an overflow on the tape, a gradient that is not finite
-            return TrainingRun(np.array(losses), step)
+        except (LlmFromScratchError, FloatingPointError):  # an overflow on the tape (also under
+            return TrainingRun(np.array(losses), step)      # np.errstate(over="raise")), a gradient not finite
         losses.append(loss)
     return TrainingRun(np.array(losses), None)
