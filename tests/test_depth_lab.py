@@ -291,6 +291,8 @@ def test_attention_and_whole_blocks_as_the_chapter_reads_them():
     assert round(gradient_gain.measured_gain(swiglu), 3) == 1.091
     assert round(gradient_gain.measured_gain(relu), 3) == 1.024
     assert round(swiglu.gradient_norms[0] / swiglu.gradient_norms[-1]) == 7          # «в 7 раз»
+    assert [depth_lab.short(g) for g in relu.gradient_norms[[0, -1]]] == ["1.70", "0.779"]
+    assert round(relu.gradient_norms[0] / relu.gradient_norms[-1]) == 2                # «вдвое», «втрое слабее»
     pre = {ffn: depth_lab.run(24, 32, "pre", ffn=ffn, branches="ffn", weight_scale=root3)
            for ffn in ("swiglu", "relu")}
     ratios = {ffn: run.stream_gradients[0] / run.stream_gradients[-1] for ffn, run in pre.items()}
