@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from lab_errors import assert_depth_lab_error
 from numpy_stack import central_difference, layer_norm, stack_loss, weights_of
 
 from llm_from_scratch import Tensor
@@ -186,11 +187,7 @@ BAD = [
 
 @pytest.mark.parametrize(("call", "words"), [pytest.param(c, w, id=i) for i, c, w in BAD])
 def test_bad_settings_get_a_depth_lab_error_that_names_them(call, words, capfd):
-    with pytest.raises(DepthLabError) as caught:
-        call()
-    for word in words:
-        assert word in str(caught.value), (word, str(caught.value))
-    assert capfd.readouterr().err == ""
+    assert_depth_lab_error(call, words, capfd)
 
 
 def test_numpy_integers_are_integers_and_the_last_seed_works(capfd):

@@ -159,17 +159,12 @@ def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
     """Adam on the copy task; ``task`` overrides ``DEFAULTS`` (width, heads,
     batch, tokens, vocabulary, period, seed). Overflow or a gradient that is
     not finite stops the run at that step (``run.diverged_at``)."""
-    settings = _task(task)
-    lr = check_learning_rate(lr)
-    warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
-    steps = check_integer(steps, "steps", 1, MAX_STEPS)
-    model = new_model(variant, layers, **_model_settings(settings))
-    batches = copy_task(**_task_settings(settings, 2))
-    optimizer = Adam(model.parameters(), lr=lr, warmup=warmup)
+    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
+                                              steps, task)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         result = train(model, batches, optimizer, steps)
-    return Training(variant=variant, layers=int(layers), lr=lr,
-                    warmup=warmup, run=result)
+    return Training(variant=variant, layers=int(layers), lr=optimizer.lr,
+                    warmup=optimizer.warmup, run=result)
 
 
 def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
@@ -178,16 +173,11 @@ def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
     """``[steps]``: how far one Adam step moves the normalised top of the
     stack, ``RMS(top_after - top_before)`` on a fixed probe batch (the top
     has RMS 1, so 0.3 means 30 % of its size)."""
-    settings = _task(task)
-    lr = check_learning_rate(lr)
-    warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
-    steps = check_integer(steps, "steps", 1, MAX_STEPS)
-    model = new_model(variant, layers, **_model_settings(settings))
-    batches = copy_task(**_task_settings(settings, 2))
-    probe = copy_task(**_task_settings(settings, 3))(0)[0]
-    optimizer = Adam(model.parameters(), lr=lr, warmup=warmup)
+    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
+                                              steps, task)
+    probe = copy_task(**_task_settings(_task(task), 3))(0)[0]
     moves = []
-    with depth_lab.numerics(f"top movement ({variant}, lr {lr!r})"):
+    with depth_lab.numerics(f"top movement ({variant}, lr {optimizer.lr!r})"):
         before = model.top(probe).value
         for step in range(steps):
             inputs, targets = batches(step)
@@ -289,6 +279,18 @@ def check_learning_rate(lr: object) -> float:
         raise DepthLabError("training lr must be a finite number in "
                             f"(0, {MAX_LEARNING_RATE:g}], got {lr!r}")
     return float(lr)
+
+
+def _setup(variant: str, layers: int, lr: float, warmup: int, steps: int,
+           task: dict[str, int]) -> tuple[StackModel, Batches, Adam, int]:
+    """Every setting checked, then the model, its batches and its optimizer."""
+    settings = _task(task)
+    lr = check_learning_rate(lr)
+    warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
+    steps = check_integer(steps, "steps", 1, MAX_STEPS)
+    model = new_model(variant, layers, **_model_settings(settings))
+    batches = copy_task(**_task_settings(settings, 2))
+    return model, batches, Adam(model.parameters(), lr=lr, warmup=warmup), steps
 
 
 def _task(task: dict[str, int]) -> dict[str, int]:
