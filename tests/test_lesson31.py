@@ -81,15 +81,18 @@ def test_head0_derivation_reproduces_0_005440(block):
     np.testing.assert_allclose(weights[0, 0, 1, :2], d.probabilities, rtol=1e-12)
 
 
-def test_rnn_states_are_the_seed_history_states():
+def test_the_recurrence_the_figure_draws_waits_for_each_state():
+    """The sequential-vs-parallel figure draws ``history.rnn_style_states``: each state is
+    tanh(0.5 u_t + 0.75 s_{t-1}), so changing the first input changes the last state."""
+    from llm_from_scratch.chapters import history
+
     inputs = np.array(ch31.RNN_INPUTS)
-    states = lesson31.rnn_states(inputs)
-    np.testing.assert_allclose(states, ch31.learner_evidence().history.rnn_style_states, rtol=0, atol=0)
-    assert states[0] == pytest.approx(np.tanh(0.5))
+    states = history.rnn_style_states(inputs)
+    assert states[0] == pytest.approx(np.tanh(0.5 * inputs[0]))
     assert states[1] == pytest.approx(np.tanh(0.5 * inputs[1] + 0.75 * states[0]))
     changed = inputs.copy()
     changed[0] = -changed[0]
-    assert lesson31.rnn_states(changed)[2] != states[2]
+    assert history.rnn_style_states(changed)[2] != states[2]
 
 
 def test_bad_order_is_refused(block):

@@ -12,7 +12,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Annotation, Text
 
 from llm_from_scratch import Tensor
-from llm_from_scratch.chapters import ch31, depth_lab, lesson31
+from llm_from_scratch.chapters import ch31, depth_lab, history, lesson31
 from llm_from_scratch.plots import ch31 as plots31
 from llm_from_scratch.plots import style
 
@@ -30,6 +30,12 @@ SMALL_LAB = {"heads": 2, "tokens": 4, "batch": 2, "vocabulary": 7}
 PRE = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "pre")
 POST = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "post")
 RUNS = depth_lab.compare(5, 8, **SMALL_LAB)
+SCALED = depth_lab.compare(5, 8, weight_scale=3 ** 0.5, variants=("pre", "post"), **SMALL_LAB)
+PROFILES = {"масштаб весов 1": RUNS, "масштаб √3": SCALED}
+CURVES = {"η = 0.01": {"Pre-RMSNorm": np.linspace(3.0, 1.0, 50), "Post-RMSNorm": np.linspace(3.0, 1.2, 50)},
+          "η = 0.03": {"Pre-RMSNorm": np.linspace(3.0, 0.9, 50), "Post-RMSNorm": np.full(50, 2.77)}}
+REFERENCES = {"ln 16: модель без контекста": np.log(16), "предел задачи": np.log(16) / 4}
+SCHEDULES = {"Post-RMSNorm": np.full(50, 0.03), "Post, разогрев 100": 0.03 * np.minimum(1, np.arange(1, 51) / 20)}
 TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), 8, **SMALL_LAB),
         "масштаб √3": depth_lab.top_block_gradient(range(1, 4), 8, tensor="ffn.down.weight",
                                                    variants=("pre", "post"), weight_scale=3 ** 0.5,
@@ -43,8 +49,12 @@ BUILDERS = {
                                                  DERIVATION.probabilities),
     "attention_maps": lambda: plots31.attention_maps(FORWARD.attention_weights.value[0]),
     "pre_post_orders": lambda: plots31.pre_post_orders(lesson31.token_summary(PRE), lesson31.token_summary(POST)),
-    "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(lesson31.rnn_states([1.0, -0.5, 0.25])),
-    "depth_profiles": lambda: plots31.depth_profiles(RUNS, depth_lab.LABELS),
+    "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(history.rnn_style_states([1.0, -0.5, 0.25])),
+    "depth_profiles": lambda: plots31.depth_profiles(PROFILES, depth_lab.LABELS),
+    "gradient_paths": plots31.gradient_paths,
+    "training_curves": lambda: plots31.training_curves(CURVES, REFERENCES, window=5),
+    "warmup_curves": lambda: plots31.training_curves({"η = 0.03": CURVES["η = 0.03"]}, REFERENCES,
+                                                     schedules=SCHEDULES),
     "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS, reference=REFERENCE),
 }
 
@@ -150,7 +160,7 @@ def test_pre_post_orders_move_the_norm_and_report_both_outcomes(figures):
 def test_sequential_vs_parallel_counts_the_steps(figures):
     fig = figures["sequential_vs_parallel"]
     rnn, attention = fig.axes
-    states = lesson31.rnn_states([1.0, -0.5, 0.25])
+    states = history.rnn_style_states([1.0, -0.5, 0.25])
     rnn_text = "\n".join(t.get_text() for t in rnn.texts)
     for value in states:
         assert f"{value:.3f}" in rnn_text
@@ -161,24 +171,62 @@ def test_sequential_vs_parallel_counts_the_steps(figures):
     assert not [p for p in fig.findobj(FancyArrowPatch) if p.axes is None]
 
 
-def test_depth_profiles_draw_each_run(figures):
+def test_depth_profiles_draw_each_run_of_each_panel(figures):
     fig = figures["depth_profiles"]
-    rms_ax, grad_ax, near_ax = fig.axes
-    for variant, result in RUNS.items():
-        label = depth_lab.LABELS[variant]
-        (rms_line,) = [line for line in rms_ax.get_lines() if line.get_label() == label]
-        (grad_line,) = [line for line in grad_ax.get_lines() if line.get_label() == label]
-        np.testing.assert_array_equal(rms_line.get_xydata()[:, 1], result.stream_rms)
-        np.testing.assert_array_equal(grad_line.get_xydata()[:, 0], np.arange(1, result.layers + 1))
-        np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
-        near = [line for line in near_ax.get_lines() if line.get_label() == label]
-        if variant == "none":      # the close-up leaves out the curve that needs the log scale
-            assert not near
-        else:
-            np.testing.assert_array_equal(near[0].get_xydata(), grad_line.get_xydata())
-    styles = {line.get_linestyle() for line in rms_ax.get_lines()}
-    assert len(styles) == 3 and grad_ax.get_yscale() == "log" and near_ax.get_yscale() == "linear"
-    assert rms_ax.get_xlabel() == "слой l (0 — вход)"
+    axes = np.array(fig.axes).reshape(2, 2)
+    for (rms_ax, grad_ax), (title, runs) in zip(axes, PROFILES.items(), strict=True):
+        assert rms_ax.get_title() == f"{title}: поток" and grad_ax.get_title() == f"{title}: градиенты"
+        for variant, result in runs.items():
+            label = depth_lab.LABELS[variant]
+            (rms_line,) = [line for line in rms_ax.get_lines() if line.get_label() == label]
+            (grad_line,) = [line for line in grad_ax.get_lines() if line.get_label() == label]
+            np.testing.assert_array_equal(rms_line.get_xydata()[:, 1], result.stream_rms)
+            np.testing.assert_array_equal(grad_line.get_xydata()[:, 0], np.arange(1, result.layers + 1))
+            np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
+        assert grad_ax.get_yscale() == "log" and rms_ax.get_yscale() == "linear"
+    assert len({line.get_linestyle() for line in axes[0, 0].get_lines()}) == 3     # not colour alone
+    assert axes[1, 0].get_xlabel() == "слой l (0 — вход)"
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(depth_lab.LABELS.values())
+
+
+def test_gradient_paths_put_a_norm_on_the_post_stream_only(figures):
+    ax = figures["gradient_paths"].axes[0]
+    text = [t.get_text() for t in ax.texts]
+    assert text.count("+") == 4 and text.count("N") == 2          # two sublayers each; norms only in Post
+    assert text.count("÷ RMS") == 2 and text.count("I + J$_N^T$ J$_f^T$") == 2
+    assert text.count("I + J$_f^T$") == 2 and text.count("градиент") == 2
+    post_title = next(t for t in ax.texts if t.get_text().startswith("Post"))
+    assert all(t.get_position()[1] < post_title.get_position()[1] for t in ax.texts if t.get_text() == "N")
+    dashed = [p for p in ax.patches if isinstance(p, FancyArrowPatch) and p.get_linestyle() == "--"]
+    assert len(dashed) == 2 and all(p._posA_posB[0][0] > p._posA_posB[1][0] for p in dashed)   # to the input
+
+
+def test_training_curves_draw_the_running_mean_and_the_references(figures):
+    fig = figures["training_curves"]
+    for ax, (title, curves) in zip(fig.axes, CURVES.items(), strict=True):
+        assert ax.get_title() == title
+        for label, losses in curves.items():
+            (line,) = [line for line in ax.get_lines() if line.get_label() == label]
+            mean = [np.mean(losses[max(0, i - 4):i + 1]) for i in range(len(losses))]
+            np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
+            np.testing.assert_array_equal(line.get_xdata(), np.arange(len(losses)))
+        for label, value in REFERENCES.items():
+            (line,) = [line for line in ax.get_lines() if line.get_label() == label]
+            assert np.all(line.get_ydata() == value)
+    curves = [line for line in fig.axes[0].get_lines() if line.get_label() in CURVES["η = 0.01"]]
+    assert len({(line.get_linestyle(), line.get_marker()) for line in curves}) == 2   # not colour alone
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == [*CURVES["η = 0.01"], *REFERENCES]
+
+
+def test_warmup_figure_draws_the_schedules_like_their_curves(figures):
+    loss_ax, rate_ax = figures["warmup_curves"].axes
+    for label, rates in SCHEDULES.items():
+        (line,) = [line for line in rate_ax.get_lines() if line.get_label() == label]
+        np.testing.assert_array_equal(line.get_ydata(), rates)
+        same = [c for c in loss_ax.get_lines() if c.get_label() == label]
+        if same:
+            assert same[0].get_linestyle() == line.get_linestyle() and same[0].get_color() == line.get_color()
+    assert rate_ax.get_ylabel() == "шаг η"
 
 
 def test_top_gradient_draws_one_point_per_depth(figures):

@@ -30,6 +30,7 @@ class ResidualError(LlmFromScratchError): ...  # stream + branch
 class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
 class GradcheckError(LlmFromScratchError): ...  # central differences
 class OptimizerError(LlmFromScratchError): ...  # Adam
+class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
 
 
 @contextmanager

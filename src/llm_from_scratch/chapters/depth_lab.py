@@ -1,45 +1,67 @@
 """The depth lab: a stack of L decoder blocks at initialisation.
 
 Three wirings of the same four parts of a ``DecoderBlock`` (two RMSNorms,
-causal attention, SwiGLU), each a few lines that read like the formula:
+causal attention, a feed-forward network), each a few lines that read like
+the formula:
 
-* ``pre``  — ``h = x + MHA(N_a(x))``, ``y = h + FFN(N_f(h))``: the
+* ``pre``  — ``x' = x + MHA(N_a(x))``, ``y = x' + FFN(N_f(x'))``: the
   package's block (LLaMA's order);
-* ``post`` — ``h = N_a(x + MHA(x))``, ``y = N_f(h + FFN(h))``: the order
+* ``post`` — ``x' = N_a(x + MHA(x))``, ``y = N_f(x' + FFN(x'))``: the order
   of the original Transformer, with the same norms;
-* ``none`` — ``h = MHA(N_a(x))``, ``y = FFN(N_f(h))``: no residual paths.
+* ``none`` — ``x' = MHA(N_a(x))``, ``y = FFN(N_f(x'))``: no residual paths.
 
 Every block comes from ``DecoderBlock.new`` on one ``SplitMix64`` stream, so
 the variants share their weights. On top sit a final RMSNorm and a random
 vocabulary head; the loss is the mean cross-entropy against random target
 tokens, a stand-in for the language-model loss of chapter 32. ``run``
-measures, per layer, the RMS of the residual stream and the gradient norm
-of each block's parameters.
+measures, per layer, the RMS of the residual stream, the gradient norm of the
+stream and of each block's parameters.
+
+Two switches isolate the parts: ``ffn="relu"`` replaces SwiGLU by
+``ReLU(x W_gate) W_down`` (the same two matrices, ``W_up`` left out), the
+network of the original Transformer; ``branches="attention"`` or ``"ffn"``
+keeps one sublayer of every block and makes the other the identity.
+
+Bad settings get a ``DepthLabError`` that names the argument, the value and
+the allowed range.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+import numbers
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
-from ..linear import Linear
+from ..errors import DepthLabError, LlmFromScratchError, chained
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
-from ..rng import SplitMix64
+from ..rng import SplitMix64, uniform_weight
 from ..swiglu import SwiGlu
 from ..tensor import Tensor, matmul
+from .training import cross_entropy
 
 VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")
+FFNS = ("swiglu", "relu")
+BRANCHES = ("both", "attention", "ffn")
 LABELS = {"pre": "Pre-RMSNorm", "post": "Post-RMSNorm",
           "none": "без остаточных путей"}
 LAYER_NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN",
                      "none": "без остаточных путей, LN"}
 LAYER_NORM_EPSILON = 1e-5
+
+# limits that keep a learner's run within seconds and memory
+MAX_LAYERS, MAX_WIDTH, MAX_FFN_WIDTH, MAX_HEADS = 256, 512, 2048, 64
+MAX_BATCH, MAX_TOKENS, MAX_VOCABULARY = 256, 256, 4096
+MAX_WEIGHT_SCALE = 100.0   # beyond it float64 products start to overflow
+MAX_SIZE = 2 ** 25         # layers * batch * tokens * (width + ffn_width)
+SEEDS = 2 ** 64
 
 Step = Callable[[Tensor], Tensor]
 
@@ -57,32 +79,42 @@ class Parts:
 # -- three wirings of the same parts -----------------------------------------
 
 def pre_norm(p: Parts, x: Tensor) -> Tensor:
-    h = x + p.attention(p.attention_norm(x))
-    return h + p.feed_forward(p.feed_forward_norm(h))
+    x1 = x + p.attention(p.attention_norm(x))          # x'
+    return x1 + p.feed_forward(p.feed_forward_norm(x1))
 
 
 def post_norm(p: Parts, x: Tensor) -> Tensor:
-    h = p.attention_norm(x + p.attention(x))
-    return p.feed_forward_norm(h + p.feed_forward(h))
+    x1 = p.attention_norm(x + p.attention(x))          # x'
+    return p.feed_forward_norm(x1 + p.feed_forward(x1))
 
 
 def no_residual(p: Parts, x: Tensor) -> Tensor:
-    h = p.attention(p.attention_norm(x))
-    return p.feed_forward(p.feed_forward_norm(h))
+    x1 = p.attention(p.attention_norm(x))              # x'
+    return p.feed_forward(p.feed_forward_norm(x1))
 
 
 STEPS: dict[str, Callable[[Parts, Tensor], Tensor]] = {
     "pre": pre_norm, "post": post_norm, "none": no_residual}
 
 
-def parts_of(block: DecoderBlock, norm: str = "rms") -> Parts:
-    """The block's parts; ``norm="layer"`` centres each row before its RMSNorm.
+# -- the parts ----------------------------------------------------------------
+
+def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)``; the gradient passes where ``x > 0``."""
+    open_ = x.value > 0
+    return Tensor.result(x.value * open_, (x,), lambda g: (g * open_,))
+
+
+def parts_of(block: DecoderBlock, norm: str = "rms",
+             ffn: str = "swiglu") -> Parts:
+    """The block's parts; ``norm="layer"`` centres each row before its
+    RMSNorm, ``ffn="relu"`` uses ``ReLU(x W_gate) W_down``.
 
     LayerNorm with unit gain and zero bias is RMSNorm of the centred row:
     ``(z - mean z) / sqrt(var z + eps)``, and ``var z = mean((z - mean z)^2)``.
     """
-    if norm not in NORMS:
-        raise ValueError(f"norm must be one of {NORMS}, got {norm!r}")
+    check_choice(norm, "norm", NORMS)
+    check_choice(ffn, "ffn", FFNS)
 
     def normalise(layer: RmsNorm) -> Step:
         if norm == "rms":
@@ -92,27 +124,54 @@ def parts_of(block: DecoderBlock, norm: str = "rms") -> Parts:
         layer = RmsNorm.from_parameters(layer.gain, epsilon=LAYER_NORM_EPSILON)
         return lambda z: layer.forward(matmul(z, centring))
 
+    if ffn == "swiglu":
+        def feed_forward(z: Tensor) -> Tensor:
+            return block.feed_forward.forward(z).output
+    else:
+        gate, _, down = block.feed_forward.parameters()
+
+        def feed_forward(z: Tensor) -> Tensor:
+            return relu(z @ gate) @ down
+
     return Parts(
         attention_norm=normalise(block.attention_norm),
         attention=lambda z: block.attention.forward(z).output,
         feed_forward_norm=normalise(block.feed_forward_norm),
-        feed_forward=lambda z: block.feed_forward.forward(z).output)
+        feed_forward=feed_forward)
+
+
+def _identity(z: Tensor) -> Tensor:
+    return z
+
+
+def _nothing(z: Tensor) -> Tensor:
+    return Tensor(np.zeros(z.shape))
+
+
+def keep_branches(p: Parts, branches: str, variant: str) -> Parts:
+    """Every block reduced to the sublayer ``branches`` names: the other one
+    becomes the identity of the stream (``x + 0`` in Pre and Post, ``x`` in
+    the variant without residual paths)."""
+    check_choice(branches, "branches", BRANCHES)
+    dropped = _identity if variant == "none" else _nothing
+    if branches == "attention":
+        return replace(p, feed_forward_norm=_identity, feed_forward=dropped)
+    if branches == "ffn":
+        return replace(p, attention_norm=_identity, attention=dropped)
+    return p
 
 
 # -- the stack ---------------------------------------------------------------
 
-def scaled_block(block: DecoderBlock, factor: float) -> DecoderBlock:
+def _scaled(block: DecoderBlock, factor: float,
+            config: DecoderBlockConfig) -> DecoderBlock:
     """The same block with every weight matrix multiplied by ``factor``."""
-    def scaled(linear: Linear) -> Parameter:
-        return Parameter(linear.weight.name, factor * linear.weight.value)
-
-    a, f = block.attention, block.feed_forward
+    p = [Parameter(q.name, factor * q.value) if q.ndim == 2 else q
+         for q in block.parameters()]
     attention = MultiHeadAttention.from_parameters(
-        scaled(a.query), scaled(a.key), scaled(a.value), scaled(a.output),
-        heads=a.heads, max_positions=a.max_positions,
-        rope_base=a.rope.rope_base)
-    feed_forward = SwiGlu.from_parameters(scaled(f.gate), scaled(f.up),
-                                          scaled(f.down))
+        *p[1:5], heads=config.heads, max_positions=config.max_positions,
+        rope_base=config.rope_base)
+    feed_forward = SwiGlu.from_parameters(*p[6:9])
     return DecoderBlock.from_parts(block.attention_norm, attention,
                                    block.feed_forward_norm, feed_forward)
 
@@ -122,43 +181,44 @@ def build_stack(layers: int, width: int, *, heads: int = 4,
                 weight_scale: float = 1.0, seed: int = 31
                 ) -> list[DecoderBlock]:
     """``layers`` blocks drawn one after another from ``SplitMix64(seed)``."""
-    config = DecoderBlockConfig(model_width=width, heads=heads,
-                                feed_forward_width=ffn_width or 4 * width,
-                                max_positions=tokens)
-    rng = SplitMix64(seed)
-    blocks = [DecoderBlock.new(f"layer{index}", config, rng)
-              for index in range(layers)]
+    layers = check_integer(layers, "layers", 1, MAX_LAYERS)
+    width = check_integer(width, "width", 1, MAX_WIDTH)
+    ffn_width = 4 * width if ffn_width is None else ffn_width
+    config = DecoderBlockConfig(
+        model_width=width, heads=check_integer(heads, "heads", 1, MAX_HEADS),
+        feed_forward_width=check_integer(ffn_width, "ffn_width", 1, MAX_FFN_WIDTH),
+        max_positions=check_integer(tokens, "tokens", 1, MAX_TOKENS))
+    weight_scale = check_scale(weight_scale)
+    rng = SplitMix64(check_integer(seed, "seed", 0, SEEDS - 1))
+    with chained(DepthLabError, f"depth lab blocks (width {width}, "
+                 f"heads {config.heads})"):
+        blocks = [DecoderBlock.new(f"layer{index}", config, rng)
+                  for index in range(layers)]
     if weight_scale != 1.0:
-        blocks = [scaled_block(block, weight_scale) for block in blocks]
+        blocks = [_scaled(block, weight_scale, config) for block in blocks]
     return blocks
 
 
 def _uniform(rng: SplitMix64, shape: tuple[int, ...]) -> np.ndarray:
-    """Draws uniform on ``[-1, 1)``: the weights of a ``Linear`` with one input."""
-    count = int(np.prod(shape))
-    return Linear.new("draws", 1, count, rng).weight.value.reshape(shape)
+    """Draws uniform on ``[-1, 1)``."""
+    return 2.0 * rng.next_f64(int(np.prod(shape))).reshape(shape) - 1.0
 
 
 def lab_data(width: int, *, batch: int = 4, tokens: int = 8,
              vocabulary: int = 64, seed: int = 31
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Inputs ``[B, T, d]`` (stand-ins for embeddings) with RMS about 1, a head ``[d, V]``, targets ``[B, T]``."""
-    rng = SplitMix64(seed + 1)                  # not the blocks' stream
+    """Inputs ``[B, T, d]`` (stand-ins for embeddings) with RMS about 1, a
+    head ``[d, V]``, targets ``[B, T]``; from ``SplitMix64(seed + 1)``."""
+    width = check_integer(width, "width", 1, MAX_WIDTH)
+    batch = check_integer(batch, "batch", 1, MAX_BATCH)
+    tokens = check_integer(tokens, "tokens", 1, MAX_TOKENS)
+    vocabulary = check_integer(vocabulary, "vocabulary", 2, MAX_VOCABULARY)
+    seed = check_integer(seed, "seed", 0, SEEDS - 1)
+    rng = SplitMix64((seed + 1) % SEEDS)        # not the blocks' stream
     x = np.sqrt(3.0) * _uniform(rng, (batch, tokens, width))  # variance 1
-    head = Linear.new("head.weight", width, vocabulary, rng).weight.value
+    head = uniform_weight(rng, width, vocabulary)
     draws = (_uniform(rng, (batch, tokens)) + 1.0) / 2.0      # [0, 1)
     return x, head, np.floor(draws * vocabulary).astype(np.int64)
-
-
-def cross_entropy(logits: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
-    """Mean cross-entropy of ``logits [B, T, V]`` and its gradient w.r.t. the logits."""
-    shifted = logits - logits.max(axis=-1, keepdims=True)
-    log_p = shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
-    picked = targets[..., None]
-    loss = -float(np.take_along_axis(log_p, picked, axis=-1).mean())
-    grad = np.exp(log_p)
-    np.put_along_axis(grad, picked, np.take_along_axis(grad, picked, -1) - 1.0, -1)
-    return loss, grad / targets.size
 
 
 @dataclass(frozen=True)
@@ -167,13 +227,16 @@ class DepthRun:
 
     variant: str
     norm: str
+    ffn: str
+    branches: str
     width: int
     weight_scale: float
     loss: float
-    stream_rms: np.ndarray       # [L + 1]: the input, then after block l
-    gradient_norms: np.ndarray   # [L]: ||dLoss/dθ_l|| over all 9 tensors of block l
-    tensor_names: tuple[str, ...]  # the 9 names without the "layerN." prefix
-    tensor_norms: np.ndarray     # [L, 9]: the same, per tensor
+    stream_rms: np.ndarray        # [L + 1]: the input, then after block l
+    stream_gradients: np.ndarray  # [L + 1]: ||dLoss/dx_l||, same layers
+    gradient_norms: np.ndarray    # [L]: ||dLoss/dθ_l|| over block l's tensors
+    tensor_names: tuple[str, ...]  # the 9 names without "layerN."
+    tensor_norms: np.ndarray      # [L, 9]: the same, per tensor
 
     @property
     def layers(self) -> int:
@@ -181,46 +244,63 @@ class DepthRun:
 
     def tensor_gradient(self, name: str) -> np.ndarray:
         """``[L]``: gradient norms of one tensor, e.g. ``"ffn.down.weight"``."""
+        check_choice(name, "tensor", self.tensor_names)
         return self.tensor_norms[:, self.tensor_names.index(name)]
 
 
 def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
-        norm: str = "rms", weight_scale: float = 1.0, heads: int = 4,
+        norm: str = "rms", ffn: str = "swiglu", branches: str = "both",
+        weight_scale: float = 1.0, heads: int = 4,
         ffn_width: int | None = None, batch: int = 4, tokens: int = 8,
         vocabulary: int = 64, seed: int = 31) -> DepthRun:
     """Stack ``layers`` blocks, run forward and backward once, measure.
 
     ``variant``: one of ``VARIANTS``; ``norm``: ``"rms"`` or ``"layer"``;
-    ``weight_scale`` multiplies every weight matrix drawn by
-    ``DecoderBlock.new`` (uniform on ``±1/sqrt(fan_in)``, variance
-    ``1/(3 fan_in)``; ``sqrt(3)`` gives variance ``1/fan_in``). Equal
-    arguments give bitwise equal results: everything is built afresh.
+    ``ffn``: ``"swiglu"`` or ``"relu"``; ``branches``: ``"both"``,
+    ``"attention"`` or ``"ffn"``; ``weight_scale`` multiplies every weight
+    matrix drawn by ``DecoderBlock.new`` (uniform on ``±1/sqrt(fan_in)``,
+    variance ``1/(3 fan_in)``; ``sqrt(3)`` gives variance ``1/fan_in``).
+    Equal arguments give bitwise equal results: everything is built afresh.
     """
-    if variant not in STEPS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    if isinstance(layers, bool) or not isinstance(layers, int) or layers < 1:
-        raise ValueError(f"layers must be a positive integer, got {layers!r}")
+    check_choice(variant, "variant", VARIANTS)
+    check_choice(norm, "norm", NORMS)
+    check_choice(ffn, "ffn", FFNS)
+    check_choice(branches, "branches", BRANCHES)
+    _check_size(layers, width, ffn_width, batch, tokens)
     blocks = build_stack(layers, width, heads=heads, ffn_width=ffn_width,
                          tokens=tokens, weight_scale=weight_scale, seed=seed)
     x, head, targets = lab_data(width, batch=batch, tokens=tokens,
                                 vocabulary=vocabulary, seed=seed)
     final_norm = RmsNorm.new("final_norm.gain", width)
-    step = STEPS[variant]
-
-    stream = [Tensor(x)]
-    for block in blocks:                          # [B, T, d] -> [B, T, d]
-        stream.append(step(parts_of(block, norm), stream[-1]))
-    top = final_norm.forward(stream[-1])          # [B, T, d]
-    loss, grad_logits = cross_entropy(top.value @ head, targets)
-    top.backward(grad_logits @ head.T)            # dLoss/d(top): [B, T, d]
-
+    wire = STEPS[variant]
+    with numerics(f"depth lab run (weight_scale {weight_scale!r})"):
+        inputs, outputs, stream = [], [], x
+        for block in blocks:                      # [B, T, d] -> [B, T, d]
+            x_l = Tensor(stream, requires_grad=True)  # its grad: dLoss/dx_l
+            parts = keep_branches(parts_of(block, norm, ffn), branches,
+                                  variant)
+            outputs.append(wire(parts, x_l))
+            inputs.append(x_l)
+            stream = outputs[-1].value
+        x_top = Tensor(stream, requires_grad=True)
+        top = final_norm.forward(x_top)           # [B, T, d]
+        loss, grad_logits = cross_entropy(top.value @ head, targets)
+        top.backward(grad_logits @ head.T)        # dLoss/d(top): [B, T, d]
+        upstream = x_top.grad
+        for x_l, y in zip(reversed(inputs), reversed(outputs), strict=True):
+            y.backward(upstream)                  # one block, top down
+            upstream = x_l.grad
     norms = np.array([[_norm(p.grad) for p in block.parameters()]
                       for block in blocks])
-    top.release()
-    names = tuple(name.split(".", 1)[1] for name in blocks[0].parameters().names)
+    names = tuple(name.split(".", 1)[1]
+                  for name in blocks[0].parameters().names)
+    values = [x_l.value for x_l in inputs] + [stream]
+    grads = [x_l.grad for x_l in inputs] + [x_top.grad]
     return DepthRun(
-        variant=variant, norm=norm, width=width, weight_scale=float(weight_scale),
-        loss=loss, stream_rms=np.array([_rms(s.value) for s in stream]),
+        variant=variant, norm=norm, ffn=ffn, branches=branches,
+        width=int(width), weight_scale=float(weight_scale), loss=loss,
+        stream_rms=np.array([_rms(v) for v in values]),
+        stream_gradients=np.array([_norm(g) for g in grads]),
         gradient_norms=np.sqrt((norms ** 2).sum(axis=1)),
         tensor_names=names, tensor_norms=norms)
 
@@ -235,22 +315,31 @@ def _norm(grad: np.ndarray | None) -> float:
 
 def label(variant: str, norm: str = "rms") -> str:
     """How tables and figures name a wiring: ``Pre-RMSNorm``, ``Post-LN``, …"""
+    check_choice(variant, "variant", VARIANTS)
+    check_choice(norm, "norm", NORMS)
     return (LABELS if norm == "rms" else LAYER_NORM_LABELS)[variant]
 
 
 def compare(layers: int = 24, width: int = 32, *,
-            variants: tuple[str, ...] = VARIANTS, **options) -> dict[str, DepthRun]:
+            variants: Sequence[str] = VARIANTS,
+            **options) -> dict[str, DepthRun]:
     """``run`` for every variant, with the same weights and data."""
-    return {variant: run(layers, width, variant, **options) for variant in variants}
+    return {variant: run(layers, width, variant, **options)
+            for variant in _variants(variants)}
 
 
-def top_block_gradient(depths: range = range(1, 25), width: int = 32, *,
-                       tensor: str | None = None,
-                       variants: tuple[str, ...] = VARIANTS,
+def top_block_gradient(depths: Iterable[int] = range(1, 25),
+                       width: int = 32, *, tensor: str | None = None,
+                       variants: Sequence[str] = VARIANTS,
                        **options) -> dict[str, np.ndarray]:
-    """Per variant, ``[len(depths)]``: the gradient norm of the top block of a
-    stack of each depth; with ``tensor`` (e.g. ``"ffn.down.weight"``), of that
-    one tensor of the top block."""
+    """Per variant, ``[len(depths)]``: the gradient norm of the top block of
+    a stack of each depth; with ``tensor`` (e.g. ``"ffn.down.weight"``), of
+    that one tensor of the top block."""
+    depths = _depths(depths)
+    if tensor is not None and not isinstance(tensor, str):
+        raise DepthLabError("depth lab tensor must be a name such as "
+                            f"'ffn.down.weight', got {tensor!r}")
+
     def top(result: DepthRun) -> float:
         if tensor is None:
             return float(result.gradient_norms[-1])
@@ -258,34 +347,143 @@ def top_block_gradient(depths: range = range(1, 25), width: int = 32, *,
 
     return {variant: np.array([top(run(depth, width, variant, **options))
                                for depth in depths])
-            for variant in variants}
+            for variant in _variants(variants)}
 
 
-def _short(value: float) -> str:
-    """Three significant digits, no exponent: ``0.472``, ``0.900``, ``2.99``, ``2363``."""
+# -- tables for the notebook ----------------------------------------------------
+
+def short(value: float) -> str:
+    """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
     return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
-def summary_table(runs: dict[str, DepthRun], layers: tuple[int, ...] = (1, 6, 12, 24)
-                  ) -> tuple[list[str], list[list[str]]]:
+def summary_table(runs: dict[str, DepthRun],
+                  layers: Sequence[int] = (1, 6, 12, 24), *,
+                  title: str = "") -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: per variant, the stream's RMS
-    and the block's gradient norm after the given layers (counted from 1)."""
-    header = ["схема", "величина", *(f"слой {layer}" for layer in layers)]
+    and the block's gradient norm after the given layers (counted from 1);
+    ``title`` fills a first column (e.g. the weight scale)."""
+    first = ["масштаб весов"] if title else []
+    header = [*first, "схема", "величина",
+              *(f"слой {layer}" for layer in layers)]
     rows = []
     for variant, result in runs.items():
-        rows.append([label(variant, result.norm), "RMS потока",
-                     *(f"{result.stream_rms[layer]:.3f}" for layer in layers)])
-        rows.append(["", "градиент", *(_short(result.gradient_norms[layer - 1]) for layer in layers)])
+        picked = _table_layers(layers, result.layers)
+        lead = [title] if title else []
+        rows.append([*lead, label(variant, result.norm), "RMS потока",
+                     *(f"{result.stream_rms[k]:.3f}" for k in picked)])
+        rows.append([*([""] if title else []), "", "градиент",
+                     *(short(result.gradient_norms[k - 1]) for k in picked)])
     return header, rows
 
 
 def gradient_table(panels: dict[str, dict[str, DepthRun]],
-                   layers: tuple[int, ...] = (1, 6, 12, 24)
+                   layers: Sequence[int] = (1, 6, 12, 24)
                    ) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: the block gradient norms after
     the given layers, one row per setting (``panels`` maps a title to runs)."""
     header = ["масштаб весов", "схема", *(f"слой {layer}" for layer in layers)]
-    rows = [[title, label(variant, result.norm),
-             *(_short(result.gradient_norms[layer - 1]) for layer in layers)]
-            for title, runs in panels.items() for variant, result in runs.items()]
+    rows = []
+    for title, runs in panels.items():
+        for variant, result in runs.items():
+            picked = _table_layers(layers, result.layers)
+            rows.append([title, label(variant, result.norm),
+                         *(short(result.gradient_norms[k - 1])
+                           for k in picked)])
     return header, rows
+
+
+# -- checks -------------------------------------------------------------------
+
+@contextmanager
+def numerics(stage: str) -> Iterator[None]:
+    """Overflow or NaN inside ``stage`` becomes a ``DepthLabError`` (never a
+    NumPy warning), and so does a typed error of a layer."""
+    try:
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            yield
+    except FloatingPointError as error:
+        raise DepthLabError(f"{stage}: the float64 values overflowed "
+                            f"({error})") from error
+    except LlmFromScratchError as error:
+        if isinstance(error, DepthLabError):
+            raise
+        raise DepthLabError(f"{stage}: {error}") from error
+
+
+def _ischeck_integer(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(
+        value, (bool, np.bool_))
+
+
+def check_integer(value: object, name: str, low: int, high: int) -> int:
+    """``value`` as an ``int`` in ``[low, high]`` (any integer type)."""
+    if not _ischeck_integer(value) or not low <= value <= high:
+        raise DepthLabError(f"depth lab {name} must be an integer in "
+                            f"[{low}, {high}], got {value!r}")
+    return int(value)
+
+
+def check_choice(value: object, name: str, options: Sequence[str]) -> str:
+    if not isinstance(value, str) or value not in options:
+        allowed = ", ".join(repr(option) for option in options)
+        raise DepthLabError(f"depth lab {name} must be one of {allowed}, "
+                            f"got {value!r}")
+    return value
+
+
+def check_scale(value: object) -> float:
+    """A finite weight scale in ``(0, MAX_WEIGHT_SCALE]``."""
+    ok = isinstance(value, numbers.Real) and not isinstance(
+        value, (bool, np.bool_))
+    try:
+        ok = ok and math.isfinite(value) and 0 < value <= MAX_WEIGHT_SCALE
+    except OverflowError:     # an integer too large for a float
+        ok = False
+    if not ok:
+        raise DepthLabError(f"depth lab weight_scale must be a finite number "
+                            f"in (0, {MAX_WEIGHT_SCALE:g}], got {value!r}")
+    return float(value)
+
+
+def _check_size(layers: object, width: object, ffn_width: object,
+                batch: object, tokens: object) -> None:
+    """Each size in its range, and all of them together within ``MAX_SIZE``."""
+    layers = check_integer(layers, "layers", 1, MAX_LAYERS)
+    width = check_integer(width, "width", 1, MAX_WIDTH)
+    hidden = 4 * width if ffn_width is None else check_integer(
+        ffn_width, "ffn_width", 1, MAX_FFN_WIDTH)
+    batch = check_integer(batch, "batch", 1, MAX_BATCH)
+    tokens = check_integer(tokens, "tokens", 1, MAX_TOKENS)
+    size = layers * batch * tokens * (width + hidden)
+    if size > MAX_SIZE:
+        raise DepthLabError(
+            f"depth lab size layers * batch * tokens * (width + ffn_width) "
+            f"must be at most {MAX_SIZE}, got {layers} * {batch} * {tokens} "
+            f"* ({width} + {hidden}) = {size}")
+
+
+def _variants(variants: object) -> tuple[str, ...]:
+    if isinstance(variants, str) or not isinstance(variants, Sequence) \
+            or not variants:
+        raise DepthLabError("depth lab variants must be a non-empty tuple "
+                            f"of {VARIANTS}, got {variants!r}")
+    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
+
+
+def _depths(depths: object) -> list[int]:
+    if isinstance(depths, (str, bytes)) or not isinstance(depths, Iterable):
+        raise DepthLabError("depth lab depths must be a sequence of "
+                            f"integers, got {depths!r}")
+    picked = [check_integer(depth, "depth", 1, MAX_LAYERS) for depth in depths]
+    if not picked:
+        raise DepthLabError("depth lab depths must name at least one depth")
+    return picked
+
+
+def _table_layers(layers: object, depth: int) -> list[int]:
+    """Layers counted from 1 up to the stack's depth: no negative wrap."""
+    if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
+        raise DepthLabError("depth lab table layers must be a sequence of "
+                            f"integers, got {layers!r}")
+    return [check_integer(layer, "table layer", 1, depth) for layer in layers]

@@ -7,8 +7,6 @@
   LayerNorm as ``N`` — placement and norm are two separate switches;
 * ``head0_derivation``: the probability ``0.005440`` of the worked example
   worked out by hand in NumPy (RoPE, dot products, scaling, softmax);
-* ``rnn_states``: a serial recurrence, the contrast to attention's rows
-  that are all computed at once;
 * ``wrap_lines``, ``error_text``: long report lines and error messages
   wrapped to the width of the page's output blocks.
 """
@@ -26,7 +24,6 @@ from . import ch31
 from .depth_lab import parts_of
 
 ROW_SCALES = (2.0, 0.5, 1.5)     # RMS of the rows of scaled_input()
-RNN_INPUT_WEIGHT, RNN_STATE_WEIGHT = 0.5, 0.75
 
 
 def rms(values: np.ndarray) -> np.ndarray:
@@ -112,15 +109,6 @@ def head0_derivation() -> Head0Derivation:
     exp = np.exp(scaled - scaled.max())
     return Head0Derivation(query=query, keys=keys, dot_products=dots,
                            scaled=scaled, probabilities=exp / exp.sum())
-
-
-def rnn_states(inputs: np.ndarray) -> np.ndarray:
-    """``s_t = tanh(0.5 u_t + 0.75 s_{t-1})``, ``s_{-1} = 0``: one step after another."""
-    states, state = [], 0.0
-    for value in np.asarray(inputs, dtype=np.float64):
-        state = float(np.tanh(RNN_INPUT_WEIGHT * value + RNN_STATE_WEIGHT * state))
-        states.append(state)
-    return np.array(states)
 
 
 # -- printing for the page: output blocks hold 75 characters -------------------

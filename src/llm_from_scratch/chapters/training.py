@@ -64,7 +64,7 @@ def fit(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np
                 return TrainingRun(np.array(losses), step)
             output.backward(grad)
             optimizer.step()
-        except LlmFromScratchError:  # an overflow on the tape, a gradient that is not finite
-            return TrainingRun(np.array(losses), step)
+        except (LlmFromScratchError, FloatingPointError):  # an overflow on the tape (also under
+            return TrainingRun(np.array(losses), step)      # np.errstate(over="raise")), a gradient not finite
         losses.append(value)
     return TrainingRun(np.array(losses), None)

@@ -24,8 +24,9 @@ from . import style
 from .style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = [
-    "attention_maps", "block_diagram", "depth_profiles", "head0_scores", "pre_post_orders",
-    "residual_stream", "sequential_vs_parallel", "top_gradient", "vector_text",
+    "attention_maps", "block_diagram", "depth_profiles", "gradient_paths", "head0_scores",
+    "pre_post_orders", "residual_stream", "sequential_vs_parallel", "top_gradient",
+    "training_curves", "vector_text",
 ]
 
 INK = "0.1"
@@ -117,8 +118,9 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
         ax.text((tap + plus) / 2 + 0.05, branch_y + 0.62,
                 f"{_math(values[0])} = {vector_text(rows[values[0]])}", ha="center", va="center",
                 fontsize=SMALL, color=INK)
-        ax.text(plus + 0.12, (line_y + branch_y) / 2 + 0.05, f"{values[1]} =\n{vector_text(rows[values[1]])}",
-                ha="left", va="center", fontsize=SMALL, color=INK)
+        # left of the arrow down to "+": the next tap line is to its right
+        ax.text(plus - 0.12, (line_y + branch_y) / 2 + 0.05, f"{values[1]} =\n{vector_text(rows[values[1]])}",
+                ha="right", va="center", fontsize=SMALL, color=INK)
     for x, name in ((0.45, "x"), (5.15, "x'"), (9.55, "y")):
         row = np.asarray(rows[name], dtype=float)
         rms = float(np.sqrt(np.mean(row ** 2)))
@@ -202,11 +204,11 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
     plane.set_title("голова 0, позиции 0 и 1")
     positions = np.arange(2)
     scaled = np.asarray(scaled, dtype=float)
-    bars.barh(positions, scaled, color=["0.75", "0.35"], edgecolor=INK, hatch="//")
+    bars.barh(positions, scaled, color=["0.8", "0.35"], edgecolor=INK)   # labels name the keys
     bars.axvline(0, color=INK, linewidth=0.8)
     for index, (score, p) in enumerate(zip(scaled, probabilities, strict=True)):
         inside = score < 0
-        bars.text(score + (0.15 if inside else -0.15), index, f"{score:.3f}\np = {p:.6f}",
+        bars.text(score + (0.15 if inside else -0.15), index, f"{score:.3f}\np = {p:.6f}".replace("-", "−"),
                   ha="left" if inside else "right", va="center", fontsize=SMALL,
                   color=INK if inside else "white")
     bars.set_yticks(positions, ["ключ 0", "ключ 1"])
@@ -326,36 +328,31 @@ def _log_axis(ax: Axes) -> None:
 
 
 @styled
-def depth_profiles(runs: Mapping[str, object], labels: Mapping[str, str],
-                   close_up: Sequence[str] = ("pre", "post")) -> Figure:
-    """Top left: RMS of the stream after each block; top right: gradient norm
-    of each block's parameters (log scale, every run); bottom: the same
-    gradients on a linear scale for the ``close_up`` variants only, which the
-    log scale squashes. ``runs`` maps a variant to a ``DepthRun``."""
-    fig = new_figure(style.MAX_WIDTH, 5.3)
-    grid = fig.add_gridspec(2, 2, height_ratios=(1.0, 0.75))
-    rms_ax, grad_ax = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1])
-    near_ax = fig.add_subplot(grid[1, :])
-    for variant, result in runs.items():
-        layers = np.arange(len(result.stream_rms))
-        _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
-        _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
-        if variant in close_up:
-            _variant_line(near_ax, layers[1:], result.gradient_norms, variant, labels[variant])
-    rms_ax.set_xlabel("слой l (0 — вход)")
-    rms_ax.set_ylabel("RMS потока после слоя")
-    rms_ax.set_ylim(bottom=0)
-    _log_axis(grad_ax)
-    grad_ax.set_xlabel("слой l")
-    grad_ax.set_ylabel("норма градиента блока")
-    near_ax.set_ylim(bottom=0)
-    near_ax.set_xlabel("слой l")
-    near_ax.set_ylabel("норма градиента\nблока")
-    near_ax.set_title(" и ".join(labels[v] for v in close_up if v in runs) + " крупно, линейная шкала")
-    for ax in (rms_ax, grad_ax, near_ax):
-        ax.grid(True, color="0.9", linewidth=0.6)
-    fig.legend(*rms_ax.get_legend_handles_labels(), loc="outside upper center", ncols=3,
-               frameon=False)
+def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[str, str]) -> Figure:
+    """One row per setting (``panels`` maps a title such as ``"масштаб весов 1"``
+    to ``{variant: DepthRun}``): left, the RMS of the stream after each layer;
+    right, the gradient norm of each block's parameters on a log scale."""
+    fig = new_figure(style.MAX_WIDTH, 2.45 * len(panels) + 0.5)
+    axes = np.atleast_2d(fig.subplots(len(panels), 2))
+    for (rms_ax, grad_ax), (title, runs) in zip(axes, panels.items(), strict=True):
+        for variant, result in runs.items():
+            layers = np.arange(len(result.stream_rms))
+            _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
+            _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
+        rms_ax.set_ylim(bottom=0)
+        rms_ax.set_ylabel("RMS потока")
+        rms_ax.set_title(f"{title}: поток")
+        _log_axis(grad_ax)
+        grad_ax.set_ylabel("норма градиента блока")
+        grad_ax.set_title(f"{title}: градиенты")
+        for ax in (rms_ax, grad_ax):
+            ax.grid(True, color="0.9", linewidth=0.6)
+    axes[-1, 0].set_xlabel("слой l (0 — вход)")
+    axes[-1, 1].set_xlabel("слой l")
+    handles = {}
+    for ax in axes[:, 0]:
+        handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
+    fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=3, frameon=False)
     return fig
 
 
@@ -389,3 +386,99 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
     fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=3,
                frameon=False)
     return fig
+
+
+# -- 9. the backward path -------------------------------------------------------
+
+@styled
+def gradient_paths() -> Figure:
+    """The gradient on its way down through two sublayers, Pre above, Post
+    below. The stream is the thick line, the gradient the dashed arrow under
+    it, pointing to the input; under each box on its way stands the factor it
+    multiplies the gradient by (the transposed Jacobians of the derivation)."""
+    fig = new_figure(style.MAX_WIDTH, 4.2)
+    ax = fig.add_subplot()
+    _canvas(ax, 10.0, 8.4)
+    for top, order, name in ((8.1, "pre", "Pre: x' = x + f(N(x))"),
+                             (3.9, "post", "Post: x' = N(x + f(x))")):
+        line_y, branch_y, grad_y = top - 2.1, top - 1.0, top - 2.75
+        ax.text(0.1, top, name, fontsize=FONT, ha="left", va="center", color=INK, weight="bold")
+        ax.plot([0.5, 9.4], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
+        _arrow(ax, (9.1, line_y), (9.55, line_y), width=4)
+        ax.text(0.35, line_y, "x", ha="right", va="center", fontsize=FONT)
+        ax.text(9.65, line_y, "y", ha="left", va="center", fontsize=FONT)
+        ax.add_patch(FancyArrowPatch((9.4, grad_y), (0.5, grad_y), arrowstyle="-|>", mutation_scale=12,
+                                     linewidth=1.6, linestyle="--", color=INK))
+        ax.text(0.55, grad_y + 0.08, "градиент", ha="left", va="bottom", fontsize=SMALL, color=INK)
+        for start in (1.2, 5.4):
+            plus = start + 2.6
+            ax.plot([start, start], [line_y, branch_y], color=INK, linewidth=1.2)
+            _box(ax, start + 1.3, branch_y, "f(N(x))" if order == "pre" else "f(x)", width=1.6)
+            _arrow(ax, (start, branch_y), (start + 0.5, branch_y))
+            _arrow(ax, (start + 2.1, branch_y), (plus - 0.12, line_y + 0.22))
+            _plus(ax, plus, line_y)
+            if order == "pre":
+                ax.text(plus, grad_y - 0.2, "I + J$_N^T$ J$_f^T$", ha="center", va="top", fontsize=SMALL)
+            else:
+                _box(ax, plus + 0.9, line_y, "N", width=0.6, dashed=False)
+                ax.text(plus - 0.2, grad_y - 0.2, "I + J$_f^T$", ha="center", va="top", fontsize=SMALL)
+                ax.text(plus + 0.9, grad_y - 0.2, "÷ RMS", ha="center", va="top", fontsize=SMALL)
+    return fig
+
+
+# -- 10. training ----------------------------------------------------------------
+
+@styled
+def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
+                    references: Mapping[str, float], *, window: int = 20,
+                    schedules: Mapping[str, Sequence[float]] | None = None) -> Figure:
+    """Loss against step, one panel per setting (``panels`` maps a title to
+    ``{label: losses}``); each curve is the running mean over ``window`` steps,
+    and ``references`` (label -> loss) are thin horizontal lines with their
+    label. ``schedules`` (label -> learning rate per step) adds a panel below."""
+    rows = 2 if schedules else 1
+    fig = new_figure(style.MAX_WIDTH, 3.1 + 1.3 * (rows - 1))
+    grid = fig.add_gridspec(rows, len(panels), height_ratios=(2.4, 1.0)[:rows])
+    axes = [fig.add_subplot(grid[0, i]) for i in range(len(panels))]
+    styles: dict[str, int] = {}
+    for ax, (title, curves) in zip(axes, panels.items(), strict=True):
+        for label, losses in curves.items():
+            index = styles.setdefault(label, len(styles))
+            losses = np.asarray(losses, dtype=float)
+            sums = np.cumsum(np.concatenate([[0.0], losses]))
+            ends = np.arange(1, len(losses) + 1)
+            starts = np.maximum(0, ends - window)
+            ax.plot(ends - 1, (sums[ends] - sums[starts]) / (ends - starts), label=label,
+                    linestyle=LINE_STYLES[index % len(LINE_STYLES)], color=_CURVE_COLOURS[index % 4],
+                    linewidth=1.8, marker=MARKERS[index % len(MARKERS)], markersize=4,
+                    markevery=max(1, len(losses) // 6))
+        for index, (text, value) in enumerate(references.items()):
+            ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[index % 2], label=text)
+        ax.set_title(title)
+        ax.set_xlabel("шаг")
+        ax.grid(True, color="0.9", linewidth=0.6)
+    axes[0].set_ylabel(f"потери (среднее\nза {window} шагов)")
+    for ax in axes[1:]:
+        ax.sharey(axes[0])
+        ax.tick_params(labelleft=False)
+    if schedules:   # drawn like the curve of the same label
+        lr_ax = fig.add_subplot(grid[1, :])
+        for label, rates in schedules.items():
+            index = styles.setdefault(label, len(styles))
+            lr_ax.plot(np.arange(len(rates)), rates, label=label, color=_CURVE_COLOURS[index % 4],
+                       linestyle=LINE_STYLES[index % len(LINE_STYLES)], linewidth=1.6)
+        lr_ax.set_ylabel("шаг η")
+        lr_ax.set_xlabel("шаг обучения")
+        lr_ax.set_ylim(bottom=0)
+        lr_ax.grid(True, color="0.9", linewidth=0.6)
+        lr_ax.legend(loc="lower right", frameon=False)
+    handles = {}
+    for ax in axes:
+        handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
+    fig.legend(list(handles.values()), list(handles), loc="outside upper center",
+               ncols=min(3, len(handles)), frameon=False)
+    return fig
+
+
+_CURVE_COLOURS = ("#440154", "#31688e", "#35b779", "#8f8f8f")
+REFERENCE_STYLES = ((0, (1, 2)), (0, (6, 2, 1, 2)))   # dotted, dash-dot: reference losses

@@ -1,0 +1,315 @@
+"""The depth lab's stacks trained: Pre against Post, with and without warm-up.
+
+The task needs the context. Every sequence repeats its first ``period``
+tokens, ``a b c a b c a b c …`` (``a, b, c`` uniform on ``V`` tokens), and the
+model predicts each next token. The next token is independent of the current
+one, so a model that ignores the context cannot beat ``ln V``; a model that
+reads the token ``period - 1`` places back predicts every target except the
+first ``period - 1`` of a sequence, which have not appeared yet:
+``(period - 1) / T * ln V`` (``best_loss``). The blocks come from
+``SplitMix64(seed)``, embeddings and head from ``seed + 1``, the training
+batches from ``seed + 2`` and a probe batch from ``seed + 3``.
+
+The model: token embeddings ``[V, d]`` (uniform, RMS 1), ``L`` blocks of the
+depth lab (``depth_lab.build_stack``) in one of its wirings, a final RMSNorm
+and a head ``[d, V]``; ``Adam`` trains all of it. Bad settings get a
+``DepthLabError`` naming the argument, the value and the allowed range.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..block import DecoderBlock
+from ..errors import DepthLabError
+from ..optim import Adam
+from ..parameter import Parameter, ParameterList
+from ..rmsnorm import RmsNorm
+from ..rng import GAMMA, MASK, SplitMix64, uniform_weight
+from ..tensor import Tensor
+from . import depth_lab
+from .depth_lab import check_choice, check_integer
+from .training import TrainingRun, train
+
+MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
+MAX_LEARNING_RATE = 1.0
+DEFAULTS = {"width": 16, "heads": 2, "batch": 16, "tokens": 8,
+            "vocabulary": 16, "period": 3, "seed": 31}
+
+Batches = Callable[[int], tuple[np.ndarray, np.ndarray]]
+
+
+# -- the task -------------------------------------------------------------------
+
+def copy_task(*, batch: int = 16, tokens: int = 8, vocabulary: int = 16,
+              period: int = 3, seed: int = 31) -> Batches:
+    """``batches(step) -> (inputs [B, T], targets [B, T])``: sequences of
+    ``T + 1`` tokens that repeat their first ``period`` tokens; the targets
+    are the inputs shifted by one. Batch ``s`` is draws ``s·n … (s+1)·n - 1``
+    of ``SplitMix64(seed)`` (``n = batch · period``), so any step can be asked
+    for in any order."""
+    batch = check_integer(batch, "batch", 1, depth_lab.MAX_BATCH)
+    tokens = check_integer(tokens, "tokens", 1, depth_lab.MAX_TOKENS)
+    vocabulary = check_integer(vocabulary, "vocabulary", 2,
+                               depth_lab.MAX_VOCABULARY)
+    period = check_integer(period, "period", 1, tokens)
+    seed = check_integer(seed, "seed", 0, depth_lab.SEEDS - 1)
+    draws = batch * period
+
+    def batches(step: int) -> tuple[np.ndarray, np.ndarray]:
+        step = check_integer(step, "step", 0, 2 ** 40)
+        rng = SplitMix64((seed + step * draws * GAMMA) & MASK)
+        first = np.floor(rng.next_f64(draws) * vocabulary).astype(np.int64)
+        repeats = -(-(tokens + 1) // period)                # ceil
+        sequence = np.tile(first.reshape(batch, period), repeats)
+        return sequence[:, :tokens], sequence[:, 1:tokens + 1]
+
+    return batches
+
+
+def context_free_loss(vocabulary: int = 16) -> float:
+    """``ln V``: the best a model that ignores the context can do."""
+    return math.log(vocabulary)
+
+
+def best_loss(vocabulary: int = 16, period: int = 3, tokens: int = 8) -> float:
+    """``(period - 1) / T · ln V``: only the first ``period - 1`` targets of a
+    sequence are unpredictable."""
+    return (period - 1) / tokens * math.log(vocabulary)
+
+
+# -- the model ------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class StackModel:
+    """Embeddings, a stack of blocks in one wiring, final RMSNorm, head."""
+
+    variant: str
+    embedding: Parameter          # [V, d]
+    blocks: list[DecoderBlock]
+    final_norm: RmsNorm
+    head: Parameter               # [d, V]
+
+    def parameters(self) -> ParameterList:
+        return ParameterList([self.embedding, *self.final_norm.parameters(),
+                              self.head,
+                              *(p for b in self.blocks
+                                for p in b.parameters())])
+
+    def top(self, tokens: np.ndarray) -> Tensor:
+        """``tokens [B, T]`` -> the normalised top of the stack ``[B, T, d]``."""
+        one_hot = np.eye(self.embedding.shape[0])[tokens]    # [B, T, V]
+        x = Tensor(one_hot) @ self.embedding                  # [B, T, d]
+        wire = depth_lab.STEPS[self.variant]
+        for block in self.blocks:
+            x = wire(depth_lab.parts_of(block), x)
+        return self.final_norm.forward(x)
+
+    def __call__(self, tokens: np.ndarray) -> Tensor:
+        """``tokens [B, T]`` -> logits ``[B, T, V]``."""
+        return self.top(tokens) @ self.head
+
+
+def new_model(variant: str = "pre", layers: int = 4, *, width: int = 16,
+              heads: int = 2, vocabulary: int = 16, tokens: int = 8,
+              seed: int = 31) -> StackModel:
+    """The blocks from ``SplitMix64(seed)`` as in the lab; embeddings and head
+    from ``SplitMix64(seed + 1)``. Pre and Post of one seed share every
+    weight."""
+    check_choice(variant, "variant", depth_lab.VARIANTS)
+    layers = check_integer(layers, "layers", 1, MAX_TRAIN_LAYERS)
+    vocabulary = check_integer(vocabulary, "vocabulary", 2,
+                               depth_lab.MAX_VOCABULARY)
+    blocks = depth_lab.build_stack(layers, width, heads=heads,
+                                   tokens=tokens, seed=seed)
+    rng = SplitMix64((seed + 1) % depth_lab.SEEDS)
+    embedding = np.sqrt(3.0) * (2.0 * rng.next_f64(vocabulary * width)
+                                - 1.0).reshape(vocabulary, width)
+    return StackModel(variant=variant,
+                      embedding=Parameter("embedding", embedding),
+                      blocks=blocks,
+                      final_norm=RmsNorm.new("final_norm.gain", width),
+                      head=Parameter("head", uniform_weight(
+                          rng, width, vocabulary)))
+
+
+# -- training -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Training:
+    """One run: its settings and the loss before every update."""
+
+    variant: str
+    layers: int
+    lr: float
+    warmup: int
+    run: TrainingRun
+
+    @property
+    def losses(self) -> np.ndarray:
+        return self.run.losses
+
+
+def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
+                warmup: int = 0, steps: int = 300, **task: int) -> Training:
+    """Adam on the copy task; ``task`` overrides ``DEFAULTS`` (width, heads,
+    batch, tokens, vocabulary, period, seed). Overflow or a gradient that is
+    not finite stops the run at that step (``run.diverged_at``)."""
+    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
+                                              steps, task)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        result = train(model, batches, optimizer, steps)
+    return Training(variant=variant, layers=int(layers), lr=optimizer.lr,
+                    warmup=optimizer.warmup, run=result)
+
+
+def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
+                 warmup: int = 0, steps: int = 40, **task: int
+                 ) -> np.ndarray:
+    """``[steps]``: how far one Adam step moves the normalised top of the
+    stack, ``RMS(top_after - top_before)`` on a fixed probe batch (the top
+    has RMS 1, so 0.3 means 30 % of its size)."""
+    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
+                                              steps, task)
+    probe = copy_task(**_task_settings(_task(task), 3))(0)[0]
+    moves = []
+    with depth_lab.numerics(f"top movement ({variant}, lr {optimizer.lr!r})"):
+        before = model.top(probe).value
+        for step in range(steps):
+            inputs, targets = batches(step)
+            train(model, lambda _, pair=(inputs, targets): pair, optimizer, 1)
+            after = model.top(probe).value
+            moves.append(float(np.sqrt(np.mean((after - before) ** 2))))
+            before = after
+    return np.array(moves)
+
+
+def first_step(lr: float = 0.03, **task: int) -> dict[str, float]:
+    """The first Adam update of a fresh model: the largest and the smallest
+    ``|Δθ|`` over all weights, and the RMS of the block matrices."""
+    settings = _task(task)
+    lr = check_learning_rate(lr)
+    model = new_model("pre", 1, **_model_settings(settings))
+    matrices = [p for p in model.blocks[0].parameters() if p.ndim == 2]
+    before = [p.value for p in matrices]
+    train(model, copy_task(**_task_settings(settings, 2)),
+          Adam(model.parameters(), lr=lr), 1)
+    moves = np.concatenate([np.abs(p.value - b).ravel()
+                            for p, b in zip(matrices, before, strict=True)])
+    weights = np.concatenate([b.ravel() for b in before])
+    return {"largest": float(moves.max()), "smallest": float(moves.min()),
+            "weight_rms": float(np.sqrt(np.mean(weights ** 2)))}
+
+
+# -- reading a run --------------------------------------------------------------
+
+def smoothed(losses: np.ndarray, window: int = 20) -> np.ndarray:
+    """Running mean over ``window`` steps (shorter at the start)."""
+    losses = np.asarray(losses, dtype=float)
+    window = check_integer(window, "window", 1, MAX_STEPS)
+    sums = np.cumsum(np.concatenate([[0.0], losses]))
+    ends = np.arange(1, len(losses) + 1)
+    starts = np.maximum(0, ends - window)
+    return (sums[ends] - sums[starts]) / (ends - starts)
+
+
+def final_loss(training: Training, last: int = 30) -> float:
+    """The mean loss of the last ``last`` steps."""
+    return float(np.mean(training.losses[-last:]))
+
+
+def first_below(training: Training, level: float = 2.0,
+                window: int = 20) -> int | None:
+    """The first step at which the running mean of the loss is below
+    ``level``, or ``None``. Early in a run the trajectories of two BLAS
+    kernels still agree, so this is the number to print, not a late loss."""
+    below = np.flatnonzero(smoothed(training.losses, window) < level)
+    return int(below[0]) if below.size else None
+
+
+def verdict(training: Training, vocabulary: int = 16) -> str:
+    """``учится`` / ``не учится`` (the last 30 steps within 0.1 of ``ln V``)
+    / ``расходится на шаге ~N`` (N rounded to tens)."""
+    if training.run.diverged:
+        return f"расходится на шаге ~{round(training.run.diverged_at, -1)}"
+    stuck = final_loss(training) > context_free_loss(vocabulary) - 0.1
+    return "не учится" if stuck else "учится"
+
+
+def training_table(runs: list[Training], vocabulary: int = 16,
+                   level: float = 2.0) -> tuple[list[str], list[list[str]]]:
+    """Header and rows for ``markdown_table``: one row per run, with coarse
+    readings only (a verdict, a step rounded to tens)."""
+    header = ["схема", "L", "η", "разогрев", "итог",
+              f"потери < {level:g} с шага"]
+    rows = []
+    for t in runs:
+        step = first_below(t, level)
+        rows.append([depth_lab.label(t.variant), str(t.layers), f"{t.lr:g}",
+                     f"{t.warmup} шагов" if t.warmup else "нет",
+                     verdict(t, vocabulary),
+                     "—" if step is None else f"~{round(step, -1)}"])
+    return header, rows
+
+
+def schedule(lr: float = 0.03, warmup: int = 0, steps: int = 300
+             ) -> np.ndarray:
+    """``[steps]``: the learning rate ``Adam`` uses at steps 1 … steps."""
+    optimizer = Adam([], lr=check_learning_rate(lr),
+                     warmup=check_integer(warmup, "warmup", 0, MAX_WARMUP))
+    steps = check_integer(steps, "steps", 1, MAX_STEPS)
+    return np.array([optimizer.rate(t) for t in range(1, steps + 1)])
+
+
+# -- checks -------------------------------------------------------------------
+
+def check_learning_rate(lr: object) -> float:
+    """A finite learning rate in ``(0, MAX_LEARNING_RATE]``."""
+    try:
+        ok = (not isinstance(lr, (bool, np.bool_)) and isinstance(
+            lr, (int, float, np.integer, np.floating))
+              and math.isfinite(lr) and 0 < lr <= MAX_LEARNING_RATE)
+    except OverflowError:
+        ok = False
+    if not ok:
+        raise DepthLabError("training lr must be a finite number in "
+                            f"(0, {MAX_LEARNING_RATE:g}], got {lr!r}")
+    return float(lr)
+
+
+def _setup(variant: str, layers: int, lr: float, warmup: int, steps: int,
+           task: dict[str, int]) -> tuple[StackModel, Batches, Adam, int]:
+    """Every setting checked, then the model, its batches and its optimizer."""
+    settings = _task(task)
+    lr = check_learning_rate(lr)
+    warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
+    steps = check_integer(steps, "steps", 1, MAX_STEPS)
+    model = new_model(variant, layers, **_model_settings(settings))
+    batches = copy_task(**_task_settings(settings, 2))
+    return model, batches, Adam(model.parameters(), lr=lr, warmup=warmup), steps
+
+
+def _task(task: dict[str, int]) -> dict[str, int]:
+    unknown = sorted(set(task) - set(DEFAULTS))
+    if unknown:
+        raise DepthLabError(f"training setting {unknown[0]!r} is unknown; "
+                            f"known: {', '.join(DEFAULTS)}")
+    return {**DEFAULTS, **task}
+
+
+def _model_settings(settings: dict[str, int]) -> dict[str, int]:
+    return {key: settings[key]
+            for key in ("width", "heads", "vocabulary", "tokens", "seed")}
+
+
+def _task_settings(settings: dict[str, int], stream: int) -> dict[str, int]:
+    """The task's settings; its data come from ``SplitMix64(seed + stream)``
+    (the blocks use ``seed``, embeddings and head ``seed + 1``)."""
+    picked = {key: settings[key]
+              for key in ("batch", "tokens", "vocabulary", "period")}
+    seed = check_integer(settings["seed"], "seed", 0, depth_lab.SEEDS - 1)
+    return {**picked, "seed": (seed + stream) % depth_lab.SEEDS}

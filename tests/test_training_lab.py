@@ -1,0 +1,237 @@
+"""The training lab: the copy task, the model, a few training steps against an
+independent computation, the readings the chapter prints, and bad settings.
+
+The independent computation: ``numpy_stack`` gives the loss of the whole model
+(embeddings, blocks, final RMSNorm, head) from copies of its weights; central
+differences of that loss are the gradients; Adam's update is then written out by
+hand (Kingma & Ba, Algorithm 1) on those gradients.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from lab_errors import assert_depth_lab_error
+from numpy_stack import central_difference, stack_loss, weights_of
+
+from llm_from_scratch import Adam
+from llm_from_scratch.chapters import training_lab
+from llm_from_scratch.chapters.training import cross_entropy, train
+
+TINY = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4, "seed": 3}
+TASK = {"batch": 3, "tokens": 4, "vocabulary": 5, "period": 2, "seed": 5}
+
+
+# -- the task -----------------------------------------------------------------------
+
+def test_every_sequence_repeats_its_first_tokens_and_targets_are_the_next_token():
+    batches = training_lab.copy_task(batch=6, tokens=8, vocabulary=16, period=3, seed=1)
+    inputs, targets = batches(4)
+    assert inputs.shape == targets.shape == (6, 8) and inputs.dtype == np.int64
+    assert np.array_equal(inputs[:, 3:], inputs[:, :5])                  # a b c a b c a b
+    assert np.array_equal(targets[:, :-1], inputs[:, 1:])                # shifted by one
+    assert np.array_equal(targets[:, -1], inputs[:, 2])                  # the 9th token is c again
+    assert inputs.min() >= 0 and inputs.max() < 16
+
+
+def test_batches_are_random_access_into_one_stream():
+    batches = training_lab.copy_task(batch=2, tokens=4, vocabulary=7, period=2, seed=9)
+    assert np.array_equal(batches(3)[0], batches(3)[0])
+    from llm_from_scratch import SplitMix64
+    rng = SplitMix64(9)
+    firsts = [np.floor(rng.next_f64(4) * 7).astype(np.int64).reshape(2, 2) for _ in range(4)]
+    for step, first in enumerate(firsts):                                # sequential draws, in order
+        assert np.array_equal(batches(step)[0][:, :2], first)
+    assert not np.array_equal(batches(0)[0], batches(1)[0])
+
+
+def test_the_two_reference_losses():
+    """ln V for uniform logits; the floor for a model that knows every repeated token."""
+    v, period, tokens = 16, 3, 8
+    targets = training_lab.copy_task(batch=5, tokens=tokens, vocabulary=v, period=period)(0)[1]
+    uniform = cross_entropy(np.zeros((5, tokens, v)), targets)[0]
+    assert uniform == pytest.approx(training_lab.context_free_loss(v)) == pytest.approx(math.log(16))
+    oracle = np.zeros((5, tokens, v))
+    known = np.arange(tokens) >= period - 1                              # targets seen in the context
+    oracle[:, known, :] = -60.0
+    rows, cols = np.nonzero(np.broadcast_to(known, (5, tokens)))
+    oracle[rows, cols, targets[rows, cols]] = 60.0
+    assert cross_entropy(oracle, targets)[0] == pytest.approx(training_lab.best_loss(v, period, tokens), abs=1e-12)
+    assert training_lab.best_loss() == pytest.approx(2 / 8 * math.log(16))
+
+
+# -- a few training steps against an independent computation -------------------------
+
+def reference_arrays(model):
+    """Copies of every parameter by name, and the NumPy loss of the whole model on them."""
+    arrays = {p.name: p.value.copy() for p in model.parameters()}
+    names = [[p.name for p in block.parameters()] for block in model.blocks]
+
+    def loss(tokens, targets):
+        weights = []
+        for block, block_names in zip(model.blocks, names, strict=True):
+            w = weights_of(block)
+            for key, name in zip(("g_a", "query", "key", "value", "output", "g_f", "gate", "up", "down"),
+                                 block_names, strict=True):
+                w[key] = arrays[name]
+            weights.append(w)
+        x = arrays["embedding"][tokens]                                  # a lookup, not a one-hot product
+        return stack_loss(weights, x, arrays["head"], targets, model.variant,
+                          final_gain=arrays["final_norm.gain"], heads=TINY["heads"])[0]
+
+    return arrays, loss
+
+
+@pytest.mark.parametrize("variant", ["pre", "post"])
+def test_loss_and_every_gradient_match_central_differences_of_a_numpy_model(variant):
+    model = training_lab.new_model(variant, 2, **TINY)
+    tokens, targets = training_lab.copy_task(**TASK)(0)
+    arrays, loss = reference_arrays(model)
+    logits = model(tokens)
+    value, grad = cross_entropy(logits.value, targets)
+    assert value == pytest.approx(loss(tokens, targets), rel=1e-12)
+    logits.backward(grad)
+    for p in model.parameters():
+        numeric = central_difference(lambda: loss(tokens, targets), arrays[p.name])
+        np.testing.assert_allclose(p.grad, numeric, atol=2e-8, rtol=1e-6, err_msg=p.name)
+
+
+def test_three_adam_steps_with_warmup_equal_the_same_update_by_hand():
+    """``train`` for 3 steps on L = 2, against Adam written out on finite-difference gradients."""
+    lr, warmup, b1, b2, eps = 0.05, 2, 0.9, 0.999, 1e-8
+    model = training_lab.new_model("pre", 2, **TINY)
+    batches = training_lab.copy_task(**TASK)
+    arrays, loss = reference_arrays(model)
+    m = {name: np.zeros_like(a) for name, a in arrays.items()}
+    v = {name: np.zeros_like(a) for name, a in arrays.items()}
+    losses = []
+    for t in (1, 2, 3):
+        tokens, targets = batches(t - 1)
+        losses.append(loss(tokens, targets))
+        def batch_loss(tokens=tokens, targets=targets):
+            return loss(tokens, targets)
+
+        grads = {name: central_difference(batch_loss, a) for name, a in arrays.items()}
+        rate = lr * min(1.0, t / warmup)
+        for name, g in grads.items():
+            m[name] = b1 * m[name] + (1 - b1) * g
+            v[name] = b2 * v[name] + (1 - b2) * g * g
+            arrays[name] -= rate * (m[name] / (1 - b1 ** t)) / (np.sqrt(v[name] / (1 - b2 ** t)) + eps)
+    run = train(model, batches, Adam(model.parameters(), lr=lr, betas=(b1, b2), eps=eps, warmup=warmup), 3)
+    np.testing.assert_allclose(run.losses, losses, rtol=1e-9)     # finite differences err ~1e-9
+    for p in model.parameters():
+        # Adam divides by |g|: where g is ~1e-8 the 1e-9 error of central differences shows
+        np.testing.assert_allclose(p.value, arrays[p.name], atol=lr * 1e-4, err_msg=p.name)
+
+
+# -- runs and readings ---------------------------------------------------------------
+
+def test_pre_and_post_start_from_the_same_weights_and_runs_repeat_bitwise():
+    pre, post = training_lab.new_model("pre", 2, **TINY), training_lab.new_model("post", 2, **TINY)
+    assert all(np.array_equal(a.value, b.value) for a, b in zip(pre.parameters(), post.parameters(), strict=True))
+    first = training_lab.train_stack("post", 2, 0.01, steps=5, **TINY, batch=3, period=2)
+    second = training_lab.train_stack("post", 2, 0.01, steps=5, **TINY, batch=3, period=2)
+    assert np.array_equal(first.losses, second.losses) and len(first.losses) == 5
+
+
+def test_readings_of_a_run():
+    def fake(losses, warmup=0, diverged=None):
+        from llm_from_scratch.chapters.training import TrainingRun
+        return training_lab.Training("post", 4, 0.03, warmup, TrainingRun(np.array(losses), diverged))
+
+    np.testing.assert_allclose(training_lab.smoothed([1.0, 3.0, 5.0, 7.0], 2), [1.0, 2.0, 4.0, 6.0])
+    falling = fake(np.linspace(3.0, 1.0, 100))
+    assert training_lab.first_below(falling, 2.0) == int(np.argmax(training_lab.smoothed(falling.losses) < 2.0))
+    assert training_lab.verdict(falling) == "учится"
+    stuck = fake(np.full(100, 2.7))
+    assert training_lab.first_below(stuck) is None and training_lab.verdict(stuck) == "не учится"
+    assert training_lab.verdict(fake([3.0] * 46, diverged=46)) == "расходится на шаге ~50"
+    header, rows = training_lab.training_table([falling, fake(np.full(100, 2.7), warmup=100)])
+    assert header[-2:] == ["итог", "потери < 2 с шага"]
+    assert rows[1] == ["Post-RMSNorm", "4", "0.03", "100 шагов", "не учится", "—"]
+    assert rows[0][-1] == f"~{round(training_lab.first_below(falling), -1)}"
+
+
+def test_schedule_is_the_optimizers_own_rate():
+    rates = training_lab.schedule(0.03, 100, 300)
+    assert rates[0] == pytest.approx(0.0003) and rates[99] == rates[-1] == 0.03
+    assert np.all(training_lab.schedule(0.03, 0, 5) == 0.03)
+
+
+def test_top_movement_is_the_rms_change_of_the_normalised_top():
+    moves = training_lab.top_movement("post", 2, lr=0.02, steps=2, **TINY, batch=3, period=2)
+    model = training_lab.new_model("post", 2, **TINY)
+    settings = {**TASK, "seed": TINY["seed"]}
+    batches = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 2})
+    probe = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 3})(0)[0]
+    optimizer = Adam(model.parameters(), lr=0.02)
+    before = model.top(probe).value
+    assert np.sqrt(np.mean(before ** 2)) == pytest.approx(1.0, abs=1e-4)      # the top has RMS 1
+    for step in range(2):
+        train(model, lambda _, s=step: batches(s), optimizer, 1)
+        after = model.top(probe).value
+        assert moves[step] == pytest.approx(np.sqrt(np.mean((after - before) ** 2)), rel=1e-12)
+        before = after
+
+
+def test_the_first_adam_step_moves_every_weight_by_about_the_rate():
+    step = training_lab.first_step(lr=0.03)
+    assert step["largest"] <= 0.03 and step["smallest"] > 0.028
+    assert step["weight_rms"] == pytest.approx(1 / math.sqrt(3 * 16), rel=0.1)      # uniform ±1/sqrt(16)
+
+
+def test_what_the_chapter_reads_off_its_training_runs():
+    """Coarse readings only: they survive a change of BLAS kernel (checked by hand)."""
+    pre, post = (training_lab.train_stack(v, 4, 0.03) for v in ("pre", "post"))
+    warm = training_lab.train_stack("post", 4, 0.03, warmup=100)
+    assert [training_lab.verdict(t) for t in (pre, post, warm)] == ["учится", "не учится", "учится"]
+    assert [training_lab.first_below(t) for t in (pre, post, warm)] == [51, None, 80]
+    assert round(step := training_lab.first_step(0.03)["smallest"], 4) == 0.0287 and step < 0.03
+    moves = {layers: [training_lab.top_movement(v, layers)[5:].mean() for v in ("pre", "post")]
+             for layers in (1, 4)}
+    assert [round(m, 2) for m in moves[1]] == [0.09, 0.12] and [round(m, 2) for m in moves[4]] == [0.18, 0.33]
+    assert round(moves[1][1] / moves[1][0], 2) == 1.25 and round(moves[4][1] / moves[4][0], 2) == 1.85
+    widths = [training_lab.top_movement("pre", 4, lr=0.003, steps=1, width=w)[0] for w in (8, 16, 32, 64)]
+    assert all(1.5 < b / a < 2.0 for a, b in itertools.pairwise(widths))   # «вдвое шире — почти вдвое»
+
+
+# -- bad settings ---------------------------------------------------------------------
+
+BAD = [
+    ("variant", lambda: training_lab.train_stack("middle", steps=1), ["variant", "'middle'"]),
+    ("layers", lambda: training_lab.train_stack("pre", 0, steps=1), ["layers", "[1, 64]", "got 0"]),
+    ("layers 65", lambda: training_lab.new_model("pre", 65), ["layers", "[1, 64]", "got 65"]),
+    ("lr 0", lambda: training_lab.train_stack(lr=0, steps=1), ["lr", "(0, 1]", "got 0"]),
+    ("lr nan", lambda: training_lab.train_stack(lr=float("nan"), steps=1), ["lr", "nan"]),
+    ("lr 2", lambda: training_lab.train_stack(lr=2.0, steps=1), ["lr", "(0, 1]", "got 2.0"]),
+    ("lr bool", lambda: training_lab.train_stack(lr=True, steps=1), ["lr", "got True"]),
+    ("lr huge int", lambda: training_lab.train_stack(lr=10 ** 400, steps=1), ["lr", "(0, 1]"]),
+    ("warmup", lambda: training_lab.train_stack(warmup=-1, steps=1), ["warmup", "[0, 20000]", "got -1"]),
+    ("warmup float", lambda: training_lab.train_stack(warmup=1.5, steps=1), ["warmup", "got 1.5"]),
+    ("steps", lambda: training_lab.train_stack(steps=0), ["steps", "[1, 20000]", "got 0"]),
+    ("steps huge", lambda: training_lab.train_stack(steps=10 ** 9), ["steps", "got 1000000000"]),
+    ("unknown", lambda: training_lab.train_stack(steps=1, depth=4), ["'depth'", "unknown", "width"]),
+    ("width", lambda: training_lab.train_stack(steps=1, width=0), ["width", "got 0"]),
+    ("heads", lambda: training_lab.train_stack(steps=1, heads=3), ["heads 3", "divisible"]),
+    ("period", lambda: training_lab.copy_task(period=9), ["period", "[1, 8]", "got 9"]),
+    ("vocabulary", lambda: training_lab.copy_task(vocabulary=1), ["vocabulary", "got 1"]),
+    ("step", lambda: training_lab.copy_task()(-1), ["step", "got -1"]),
+    ("movement steps", lambda: training_lab.top_movement(steps=0), ["steps", "got 0"]),
+    ("schedule", lambda: training_lab.schedule(0.03, -5), ["warmup", "got -5"]),
+]
+
+
+@pytest.mark.parametrize(("call", "words"), [pytest.param(c, w, id=i) for i, c, w in BAD])
+def test_bad_settings_get_a_depth_lab_error_that_names_them(call, words, capfd):
+    assert_depth_lab_error(call, words, capfd)
+
+
+def test_a_run_that_overflows_stops_and_says_where(capfd):
+    """A learning rate of 1 on a deep Pre stack: whatever happens, no NumPy warning; a run
+    that overflows reports its step instead of raising."""
+    run = training_lab.train_stack("pre", 2, 1.0, steps=40, **TINY, batch=3, period=2)
+    assert capfd.readouterr().err == ""
+    assert run.run.diverged_at is None or len(run.losses) == run.run.diverged_at
