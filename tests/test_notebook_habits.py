@@ -1,7 +1,8 @@
 """The chapters forgive a learner's habits: each rule runs the notebooks of book/.
 
 * The first code cell prints how to install the package when it is missing
-  (CONVENTIONS.md fixes the message) and nothing when it is installed.
+  (README.md, «Rules for the notebooks», fixes the message) and nothing
+  when it is installed.
 * Each ``##`` section runs in a fresh kernel after the setup cells alone (the
   cells before the first ``##`` heading): only cells tagged
   ``raises-exception`` may raise.
