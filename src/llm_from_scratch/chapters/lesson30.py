@@ -17,7 +17,6 @@
   (``changed_output_columns``).
 * ``W_O`` as a mixing matrix: the symbolic output of a 0/1 matrix applied to
   the concatenated row ``[a, b, c, d]`` (``symbolic_output``).
-* ``wrap``: the report and the trace folded to the book's output width.
 
 Everything the layer computes goes through the package's public API, so the
 lesson's numbers come from the same code as the chapter's example.
@@ -25,7 +24,6 @@ lesson's numbers come from the same code as the chapter's example.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -222,23 +220,3 @@ def symbolic_output(weight: np.ndarray, symbols: str = "abcd") -> list[str]:
         out.append(" + ".join(terms) if terms else "0")
     return out
 
-
-# -- the report at the book's width ------------------------------------------------------
-
-def wrap(text: str, width: int = 75, indent: str = "    ") -> str:
-    """Fold every line longer than ``width`` after a space, a comma or a ``|``.
-
-    A number is never cut in two (``-0.841471`` stays whole); continuation
-    lines start with ``indent``. Removing each ``"\\n" + indent`` that this
-    inserts gives the text back.
-    """
-    out = []
-    for line in text.splitlines():
-        current = ""
-        for piece in re.findall(r"[^ ,|]*[ ,|]?", line)[:-1] or [""]:
-            if current and len(current) + len(piece) > width:
-                out.append(current)
-                current = indent
-            current += piece
-        out.append(current)
-    return "\n".join(out)
