@@ -26,10 +26,9 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
-from ..linear import Linear
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
-from ..rng import SplitMix64
+from ..rng import SplitMix64, uniform_weight
 from ..swiglu import SwiGlu
 from ..tensor import Tensor, matmul
 
@@ -103,16 +102,16 @@ def parts_of(block: DecoderBlock, norm: str = "rms") -> Parts:
 
 def scaled_block(block: DecoderBlock, factor: float) -> DecoderBlock:
     """The same block with every weight matrix multiplied by ``factor``."""
-    def scaled(linear: Linear) -> Parameter:
-        return Parameter(linear.weight.name, factor * linear.weight.value)
+    def scaled(weight: Parameter) -> Parameter:
+        return Parameter(weight.name, factor * weight.value)
 
     a, f = block.attention, block.feed_forward
     attention = MultiHeadAttention.from_parameters(
-        scaled(a.query), scaled(a.key), scaled(a.value), scaled(a.output),
+        scaled(a.w_q), scaled(a.w_k), scaled(a.w_v), scaled(a.w_o),
         heads=a.heads, max_positions=a.max_positions,
         rope_base=a.rope.rope_base)
-    feed_forward = SwiGlu.from_parameters(scaled(f.gate), scaled(f.up),
-                                          scaled(f.down))
+    feed_forward = SwiGlu.from_parameters(scaled(f.w_gate), scaled(f.w_up),
+                                          scaled(f.w_down))
     return DecoderBlock.from_parts(block.attention_norm, attention,
                                    block.feed_forward_norm, feed_forward)
 
@@ -134,9 +133,9 @@ def build_stack(layers: int, width: int, *, heads: int = 4,
 
 
 def _uniform(rng: SplitMix64, shape: tuple[int, ...]) -> np.ndarray:
-    """Draws uniform on ``[-1, 1)``: the weights of a ``Linear`` with one input."""
+    """Draws uniform on ``[-1, 1)``: a weight with one input row."""
     count = int(np.prod(shape))
-    return Linear.new("draws", 1, count, rng).weight.value.reshape(shape)
+    return uniform_weight(rng, 1, count).reshape(shape)
 
 
 def lab_data(width: int, *, batch: int = 4, tokens: int = 8,
@@ -145,7 +144,7 @@ def lab_data(width: int, *, batch: int = 4, tokens: int = 8,
     """Inputs ``[B, T, d]`` (stand-ins for embeddings) with RMS about 1, a head ``[d, V]``, targets ``[B, T]``."""
     rng = SplitMix64(seed + 1)                  # not the blocks' stream
     x = np.sqrt(3.0) * _uniform(rng, (batch, tokens, width))  # variance 1
-    head = Linear.new("head.weight", width, vocabulary, rng).weight.value
+    head = uniform_weight(rng, width, vocabulary)
     draws = (_uniform(rng, (batch, tokens)) + 1.0) / 2.0      # [0, 1)
     return x, head, np.floor(draws * vocabulary).astype(np.int64)
 
