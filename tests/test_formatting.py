@@ -1,5 +1,7 @@
 """The one line-wrapper of the chapters and the report formats."""
 
+import itertools
+
 import pytest
 
 from llm_from_scratch.chapters import ch30, ch31
@@ -25,7 +27,7 @@ def test_wrap_fits_the_width_and_gives_the_text_back(text):
 @pytest.mark.parametrize("text", TEXTS[:4], ids=["ch30-report", "ch30-trace", "ch31-report", "ch31-trace"])
 def test_wrap_breaks_the_reports_after_a_separator_so_no_number_is_cut(text):
     lines = wrap(text).splitlines()
-    breaks = [(a, b) for a, b in zip(lines, lines[1:], strict=False) if b.startswith("    ")]
+    breaks = [(a, b) for a, b in itertools.pairwise(lines) if b.startswith("    ")]
     assert breaks and all(a[-1] in " ,|" for a, _ in breaks if any(c.isdigit() for c in a[-3:]))
 
 

@@ -77,24 +77,22 @@ class MultiHeadAttentionForward:
 class MultiHeadAttention:
     """Q/K/V at full width, per-head RoPE and causal softmax, ``W_O``."""
 
-    def __init__(self, w_q, w_k, w_v, w_o, heads, rope):
-        """Use ``from_parameters`` or ``new``: they check the parts."""
-        self.w_q, self.w_k, self.w_v, self.w_o = w_q, w_k, w_v, w_o
-        self.heads, self.rope = heads, rope
-        self.model_width, self.head_width = w_o.shape[1], rope.head_width
-
-    @classmethod
-    def from_parameters(cls, query_weight, key_weight, value_weight,
-                        output_weight, heads, max_positions, rope_base):
+    def __init__(self, query_weight, key_weight, value_weight,
+                 output_weight, heads, max_positions, rope_base):
         """The layer from four named ``[d_model, d_model]`` weights."""
         weights = (query_weight, key_weight, value_weight, output_weight)
-        d_h = check_configuration(check_weights(weights), heads)
+        self.model_width = check_weights(weights)
+        self.head_width = check_configuration(self.model_width, heads)
         with chained(MultiHeadAttentionError, "multi-head parameters"):
             ParameterList(weights)  # every name once
         with chained(MultiHeadAttentionError,
                      "multi-head RoPE configuration"):
-            rope = RotaryEmbedding(d_h, max_positions, rope_base)
-        return cls(*weights, int(heads), rope)
+            self.rope = RotaryEmbedding(self.head_width, max_positions,
+                                        rope_base)
+        self.w_q, self.w_k, self.w_v, self.w_o = weights
+        self.heads = int(heads)
+
+    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
 
     @classmethod
     def new(cls, prefix: str, model_width: int, heads: int,
@@ -110,8 +108,7 @@ class MultiHeadAttention:
         trial = SplitMix64(rng.state)
         weights = [Parameter(f"{prefix}.{role}.weight",
                              uniform_weight(trial, d, d)) for role in ROLES]
-        layer = cls.from_parameters(*weights, heads, max_positions,
-                                    rope_base)
+        layer = cls(*weights, heads, max_positions, rope_base)
         rng.state = trial.state
         return layer
 

@@ -10,6 +10,7 @@ the residual stream is ``[B, T, d_model]``.
 
 from dataclasses import dataclass
 from functools import partial
+from typing import ClassVar
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
 from .checks import check_name, check_sequence, checked
@@ -50,28 +51,20 @@ class DecoderBlock:
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
     KINDS = (RmsNorm, MultiHeadAttention, RmsNorm, SwiGlu)
-    ROLES = dict(attention_norm="attention RMSNorm",  # in error messages
-                 attention="causal multi-head attention",
-                 feed_forward_norm="feed-forward RMSNorm",
-                 feed_forward="SwiGLU feed-forward")
+    ROLES: ClassVar = {  # the parts as error messages name them
+        "attention_norm": "attention RMSNorm",
+        "attention": "causal multi-head attention",
+        "feed_forward_norm": "feed-forward RMSNorm",
+        "feed_forward": "SwiGLU feed-forward"}
 
-    def __init__(self, attention_norm, attention, feed_forward_norm,
-                 feed_forward):
-        """Use ``from_parts`` or ``new``: they check the parts."""
-        self.attention_norm, self.attention = attention_norm, attention
-        self.feed_forward_norm = feed_forward_norm
-        self.feed_forward = feed_forward
-        self.model_width = attention.model_width
-
-    @classmethod
-    def from_parts(cls, attention_norm: RmsNorm,
-                   attention: MultiHeadAttention,
-                   feed_forward_norm: RmsNorm, feed_forward: SwiGlu):
+    def __init__(self, attention_norm: RmsNorm,
+                 attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
+                 feed_forward: SwiGlu) -> None:
         """The block from four built parts whose widths agree."""
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
         for role, part, kind in zip(("attention norm", "attention",
                                      "feed-forward norm", "feed-forward"),
-                                    parts, cls.KINDS, strict=True):
+                                    parts, self.KINDS, strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
                     f"{STAGE} {role} must be a {kind.__name__}, "
@@ -85,10 +78,14 @@ class DecoderBlock:
             if width != d:
                 raise DecoderBlockError(
                     f"{STAGE} {component} width must be {d}, got {width}")
-        block = cls(*parts)
+        self.attention_norm, self.attention = attention_norm, attention
+        self.feed_forward_norm = feed_forward_norm
+        self.feed_forward = feed_forward
+        self.model_width = d
         with chained(DecoderBlockError, f"{STAGE} parameters"):
-            block.parameters()  # every name once
-        return block
+            self.parameters()  # every name once
+
+    from_parts = classmethod(lambda cls, *a, **k: cls(*a, **k))
 
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
@@ -116,8 +113,8 @@ class DecoderBlock:
         with chained(DecoderBlockError, roles["feed_forward"]):
             feed_forward = SwiGlu.new(f"{prefix}.ffn", d,
                                       config.feed_forward_width, d, trial)
-        block = cls.from_parts(attention_norm, attention, feed_forward_norm,
-                               feed_forward)
+        block = cls(attention_norm, attention, feed_forward_norm,
+                    feed_forward)
         rng.state = trial.state
         return block
 

@@ -5,12 +5,11 @@ call, nested ones too, so no check is lost when layers nest; a typed error
 from inside comes out as the layer's own, naming the part that failed.
 """
 
+import contextlib
 import decimal
 import functools
 import math
 import numbers
-
-import numpy as np
 
 from .errors import LlmFromScratchError
 from .parameter import Parameter
@@ -21,8 +20,8 @@ MAX_SIZE = 2**24  # values in one weight, table or draw: 128 MiB of float64
 
 def checked(check, error, stage):
     """Run ``check(*arguments)`` first; an error from inside becomes
-    ``error("role: ...")`` with the role of the part that raised it (the
-    layer's ``ROLES``) or else ``stage``, and the inner error as cause."""
+    ``error("role: ...")``, the role of the part that raised it (in the
+    layer's ``ROLES``) or else ``stage``, with the inner error as cause."""
     def decorate(function):
         @functools.wraps(function)
         def boundary(*args, **kwargs):
@@ -32,9 +31,10 @@ def checked(check, error, stage):
                 try:
                     return function(*args, **kwargs)
                 except LlmFromScratchError as inner:
+                    part = getattr(inner, "layer", None)
                     role = next((role for name, role in getattr(
-                        layer, "ROLES", {}).items() if getattr(
-                        layer, name) is getattr(inner, "layer", 0)), stage)
+                        layer, "ROLES", {}).items()
+                        if getattr(layer, name) is part), stage)
                     raise error(f"{role}: {inner}") from inner
             except LlmFromScratchError as raised:
                 raised.layer = layer  # so that an outer layer can name it
@@ -47,8 +47,7 @@ def checked(check, error, stage):
 
 def is_int(value):
     """A Python or NumPy integer of any width, but not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(
-        value, (bool, np.bool_))
+    return isinstance(value, numbers.Integral) and type(value) is not bool
 
 
 def shown(value):
@@ -78,13 +77,11 @@ def finite_number(value, role, error, *, zero_allowed=False):
     """``value`` as a ``float`` if it is finite and positive (or 0)."""
     number = math.nan
     if isinstance(value, (numbers.Real, decimal.Decimal)) and (
-            not isinstance(value, (bool, np.bool_))):
-        try:
-            number = float(value)
-        except (OverflowError, ValueError):  # 10**400, Decimal("sNaN")
-            number = math.nan
-    if math.isfinite(number) and (number > 0 or zero_allowed
-                                  and number == 0):
+            type(value) is not bool):
+        with contextlib.suppress(OverflowError, ValueError):  # 10**400
+            number = float(value)  # and Decimal("sNaN") stay NaN
+    if math.isfinite(number) and (number > 0 or (zero_allowed
+                                                 and number == 0)):
         return number
     rule = "number >= 0" if zero_allowed else "positive number"
     raise error(f"{role} must be a finite {rule}, got {shown(value)}")

@@ -33,14 +33,8 @@ class SwiGluForward:
 class SwiGlu:
     """Weights gate, up ``[d_in, d_ff]`` and down ``[d_ff, d_out]``."""
 
-    def __init__(self, w_gate: Parameter, w_up: Parameter,
-                 w_down: Parameter) -> None:
-        """Use ``from_parameters`` or ``new``: they check the parts."""
-        self.w_gate, self.w_up, self.w_down = w_gate, w_up, w_down
-
-    @classmethod
-    def from_parameters(cls, gate_weight: Parameter, up_weight: Parameter,
-                        down_weight: Parameter):
+    def __init__(self, gate_weight: Parameter, up_weight: Parameter,
+                 down_weight: Parameter) -> None:
         weights = (gate_weight, up_weight, down_weight)
         for role, weight in zip(ROLES, weights, strict=True):
             check_parameter(weight, f"SwiGLU {role} weight", 2, SwiGluError)
@@ -53,7 +47,9 @@ class SwiGlu:
                               f"width {gate[1]}, got {down[0]}")
         with chained(SwiGluError, "SwiGLU parameters"):
             ParameterList(weights)  # every name once
-        return cls(*weights)
+        self.w_gate, self.w_up, self.w_down = weights
+
+    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
 
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
@@ -70,7 +66,7 @@ class SwiGlu:
         check_generator(rng, "SwiGLU init", SwiGluError)
         trial = SplitMix64(rng.state)
         shapes = ((d_in, d_ff), (d_in, d_ff), (d_ff, d_out))
-        layer = cls.from_parameters(*(
+        layer = cls(*(
             Parameter(f"{prefix}.{role}.weight", uniform_weight(trial, *n))
             for role, n in zip(ROLES, shapes, strict=True)))
         rng.state = trial.state

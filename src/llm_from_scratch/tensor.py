@@ -1,11 +1,10 @@
 """A small reverse-mode autodiff tape over float64 NumPy arrays.
 
-A ``Tensor`` made by an operation keeps its parents and a VJP: the map
-from the gradient of the output to one gradient per parent, written right
-under the forward computation (as in micrograd). ``backward`` visits every
-tensor after the tensors made from it and adds up the contributions, so a
-tensor used twice receives the sum of both. Values stay finite: a step
-that would overflow raises ``TensorError`` naming the operation.
+A ``Tensor`` made by an operation keeps its parents and a VJP (the map
+from the output's gradient to one gradient per parent), written right under
+the forward computation as in micrograd. ``backward`` visits every tensor
+after those made from it and adds up contributions, so a tensor used twice
+gets both. A step that would overflow raises ``TensorError`` naming it.
 """
 
 from __future__ import annotations
@@ -37,8 +36,8 @@ def as_float64_array(value: object, role: str) -> np.ndarray:
                           f"got dtype {array.dtype}")
     with np.errstate(over="ignore"):  # a huge float128 becomes inf
         array = np.array(array, dtype=np.float64)  # a private copy
-    if not np.isfinite(array).all():
-        bad = array.size - np.count_nonzero(np.isfinite(array))
+    bad = array.size - np.count_nonzero(np.isfinite(array))
+    if bad:
         raise TensorError(f"{role} values must be finite, "
                           f"got {bad} NaN or infinite of {array.size}")
     return array
@@ -47,22 +46,22 @@ def as_float64_array(value: object, role: str) -> np.ndarray:
 def operation(forward):
     """A tape step: an operand that is not a Tensor, shapes that do not
     fit or a value that overflows gets a ``TensorError`` naming it."""
-    arity = sum(p.annotation == "Tensor"
-                for p in inspect.signature(forward).parameters.values())
+    name, arity = forward.__name__, sum(
+        p.annotation == "Tensor"
+        for p in inspect.signature(forward).parameters.values())
 
     @functools.wraps(forward)
     def checked(*args):
-        for operand in args[:arity]:
-            if not isinstance(operand, Tensor):
-                raise TensorError(f"{forward.__name__} needs Tensor "
-                                  f"operands, got {type(operand).__name__}")
+        for a in args[:arity]:
+            if not isinstance(a, Tensor):
+                raise TensorError(f"{name} needs Tensor operands, "
+                                  f"got {type(a).__name__}")
         try:
             with np.errstate(**STRICT):
                 return forward(*args)
         except (ValueError, FloatingPointError) as error:
             shapes = "".join(f" {list(a.shape)}" for a in args[:arity])
-            raise TensorError(f"{forward.__name__}{shapes}: {error}",
-                              ) from error
+            raise TensorError(f"{name}{shapes}: {error}") from error
 
     return checked
 
