@@ -53,7 +53,7 @@ from llm_from_scratch import (
     split_heads,
 )
 from llm_from_scratch.checks import MAX_SIZE, checked
-from llm_from_scratch.rng import GAMMA, MASK
+from llm_from_scratch.rng import GAMMA, MASK, uniform_weight
 from llm_from_scratch.tensor import add, matmul, scale
 
 D, H, T, FF, P = 4, 2, 3, 3, 6   # model width, heads, tokens, SwiGLU width, RoPE capacity
@@ -698,6 +698,8 @@ ROWS += [
         f"SplitMix64 draw count must be an integer in [0, {MAX_SIZE}], got 1000000000000000"),
     bad("size-draws-f64", lambda: SplitMix64(1).next_f64(MAX_SIZE + 1), InitializationError,
         f"got {MAX_SIZE + 1}"),
+    bad("size-empty-weight-draw", lambda: uniform_weight(SplitMix64(1), 1, 0), InitializationError,
+        "weight fan-out must be a positive integer, got 0"),
     ok("size-at-the-limit", lambda: SplitMix64(1).next_u64(2**10), shape_is(2**10)),
     # --- issue 20, cause 5: Tensor inputs and the tape's operators --------------------------
     bad("tensor-input-bytearray", lambda: Tensor(bytearray(b"ab")), TensorError, "got bytearray"),
@@ -746,6 +748,17 @@ ROWS += [
         x(1, T, D)), DecoderBlockError, "SwiGLU feed-forward: SwiGLU: mul [1, 3, 3] [1, 3, 3]: overflow"),
     bad("nested-released-inside-a-part", lambda: split_heads(released(1, T, D), H), HeadLayoutError,
         "head split input tensor of shape [1, 3, 4] belongs to a released tape"),
+    # --- the classes themselves are entry points: calling one checks like from_* ----------
+    bad("constructor-attention-junk", lambda: MultiHeadAttention(1, 2, 3, 4, 5, 6, 7), MultiHeadAttentionError,
+        "query projection weight must be a Parameter, got int"),
+    bad("constructor-swiglu-junk", lambda: SwiGlu(None, None, None), SwiGluError,
+        "SwiGLU gate weight must be a Parameter, got NoneType"),
+    bad("constructor-rmsnorm-array", lambda: RmsNorm(np.ones(D)), RmsNormError,
+        "RMSNorm gain must be a Parameter, got ndarray"),
+    bad("constructor-block-junk", lambda: DecoderBlock("a", "b", "c", "d"), DecoderBlockError,
+        "decoder-block attention norm must be a RmsNorm, got str"),
+    ok("constructor-attention-is-from-parameters", lambda: MultiHeadAttention(
+        eye("q"), eye("k"), eye("v"), eye("o"), H, P, 100.0), lambda layer: layer.parameters().count() == 4 * D * D),
     # --- issue 20, cause 9: messages that name the real cause -------------------------------
     bad("message-query-weight-rows", lambda: attention(query_weight=Parameter("q", np.ones((1, D)))),
         MultiHeadAttentionError, "query projection input width must equal model width 4, got 1"),

@@ -7,7 +7,7 @@ draws are one vectorised computation over ``state + k * GAMMA``.
 
 import numpy as np
 
-from .checks import MAX_SIZE, is_int, shown
+from .checks import MAX_SIZE, is_int, positive_int, shown
 from .errors import InitializationError
 
 GAMMA = 0x9E3779B97F4A7C15
@@ -54,6 +54,8 @@ def check_generator(rng, stage, error):
 
 def uniform_weight(rng, fan_in, fan_out):
     """``[fan_in, fan_out]`` uniform on ``±1/sqrt(fan_in)``, row by row."""
+    fan_in = positive_int(fan_in, "weight fan-in", InitializationError)
+    fan_out = positive_int(fan_out, "weight fan-out", InitializationError)
     bound = 1.0 / np.sqrt(fan_in)
     draws = rng.next_f64(fan_in * fan_out).reshape(fan_in, fan_out)
     return (2.0 * draws - 1.0) * bound

@@ -177,20 +177,16 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 @operation
 def add(a: Tensor, b: Tensor) -> Tensor:
     """``a + b`` with NumPy broadcasting."""
-    def vjp(g):
-        return unbroadcast(g, a.shape), unbroadcast(g, b.shape)
-
-    return Tensor.result(a.value + b.value, (a, b), vjp)
+    return Tensor.result(a.value + b.value, (a, b), lambda g: (
+        unbroadcast(g, a.shape), unbroadcast(g, b.shape)))
 
 
 @operation
 def mul(a: Tensor, b: Tensor) -> Tensor:
     """``a * b`` elementwise, with NumPy broadcasting."""
-    def vjp(g):  # d(ab) = da b + a db
-        return (unbroadcast(g * b.value, a.shape),
-                unbroadcast(g * a.value, b.shape))
-
-    return Tensor.result(a.value * b.value, (a, b), vjp)
+    return Tensor.result(a.value * b.value, (a, b), lambda g: (
+        unbroadcast(g * b.value, a.shape),    # d(ab) = da b + a db
+        unbroadcast(g * a.value, b.shape)))
 
 
 @operation
