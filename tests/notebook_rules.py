@@ -1,4 +1,4 @@
-"""The notebook conventions of CONVENTIONS.md as checks that list problems.
+"""The notebook rules of README.md («Rules for the notebooks») as checks that list problems.
 
 Every ``*_problems`` function returns a list of readable problems; an empty
 list means the notebook keeps the rule. ``test_notebook_conventions.py`` and
@@ -40,7 +40,7 @@ MAX_OUTPUT_COLUMNS = 75
 RAISES = "raises-exception"
 CELL_TIMEOUT = 300  # seconds for one cell
 
-# What the first code cell prints when the package is missing (CONVENTIONS.md).
+# What the first code cell prints when the package is missing (README.md).
 INSTALL_MESSAGE = (
     "Пакет llm_from_scratch не установлен. В папке курса выполните\n"
     "  python3 -m venv .venv\n"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 CORE = Path(__file__).parents[1] / "src" / "llm_from_scratch"
-LAYERS = ["errors", "tensor", "parameter", "checks", "rng", "linear", "rope",
+LAYERS = ["errors", "tensor", "parameter", "checks", "rng", "rope",
           "heads", "causal", "attention", "rmsnorm", "swiglu",
           "block", "gradcheck", "optim"]
 

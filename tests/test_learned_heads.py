@@ -155,6 +155,6 @@ def test_one_head_reaches_the_bound_and_does_one_job(runs):
 
 
 def test_the_twins_start_from_the_same_matrices(runs):
-    assert runs[1].layer.parameter_count() == runs[2].layer.parameter_count() == 4 * D * D
+    assert runs[1].layer.parameters().count() == runs[2].layer.parameters().count() == 4 * D * D
     for a, b in zip(lh.random_layer(1).parameters(), lh.random_layer(2).parameters(), strict=True):
         np.testing.assert_array_equal(a.value, b.value)                # only the grouping into heads differs

@@ -166,17 +166,6 @@ def test_changed_output_columns_follow_the_rows_of_w_o(output, head):
     assert lesson30.changed_output_columns(weight, head) == want
 
 
-# -- the report at the book's width -------------------------------------------------------------
-
-@pytest.mark.parametrize("text", [ch30.render_report(), ch30.render_trace(), "short", "", "a,b c"])
-def test_wrap_keeps_every_character_and_every_number_whole(text):
-    wrapped = lesson30.wrap(text)
-    assert all(len(line) <= 75 for line in wrapped.splitlines())
-    assert wrapped.replace("\n    ", "") == text.rstrip("\n")
-    for line in wrapped.splitlines():
-        assert not line.endswith("-") and not line.lstrip().startswith(".")
-
-
 # -- packed = h separate heads, and the stages of one sequence ------------------------------
 
 @pytest.mark.parametrize(("heads", "offset"), [(1, 0), (2, 0), (2, 1), (4, 0)])

@@ -1,4 +1,4 @@
-"""Static conventions of every chapter notebook in book/ (CONVENTIONS.md).
+"""Static rules of every chapter notebook in book/ (README.md, «Rules for the notebooks»).
 
 * Widths: every line of code, of a code block in markdown and of a stored
   text output (stream, ``text/plain``, an error's traceback) is at most 76

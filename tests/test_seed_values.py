@@ -64,25 +64,25 @@ def test_ch30_head_outputs_concatenation_and_output(ch30):
 
 def test_ch30_parameter_count():
     attention = build_chapter30_attention()
-    assert attention.parameters().count() == attention.parameter_count() == 4 * 4 ** 2 == 64
+    assert attention.parameters().count() == 4 * 4 ** 2 == 64
 
 
 # -- chapter 31 -----------------------------------------------------------------
 
 def test_ch31_stage_rows(ch31):
     close(ch31.attention_norm.value[0], chapter31_input()[0])
-    close(ch31.attention_branch.value[0], [[2, 0, 0, 0], [0.010881, 1.989119, 0, 0], [0.666667, 0.666667, 1.788570, 0]])
+    close(ch31.attention.output.value[0], [[2, 0, 0, 0], [0.010881, 1.989119, 0, 0], [0.666667, 0.666667, 1.788570, 0]])
     close(ch31.after_attention.value[0], [[4, 0, 0, 0], [0.010881, 3.989119, 0, 0], [0.666667, 0.666667, 3.788570, 0]])
     close(ch31.feed_forward_norm.value[0],
           [[2, 0, 0, 0], [0.005455, 1.999993, 0, 0], [0.341520, 0.341520, 1.940806, 0]])
-    close(ch31.feed_forward_branch.value[0], [[3.523188, 0, 0, 0], [0.000015, 3.523159, 0, 0],
+    close(ch31.feed_forward.output.value[0], [[3.523188, 0, 0, 0], [0.000015, 3.523159, 0, 0],
                                               [0.068180, 0.068180, 3.293781, 0]])
     close(ch31.output.value[0], [[7.523188, 0, 0, 0], [0.010896, 7.512278, 0, 0], [0.734847, 0.734847, 7.082351, 0]])
 
 
 def test_ch31_attention_probabilities(ch31):
-    close(ch31.attention_weights.value[0, 0], [[1, 0, 0], [0.005440, 0.994560, 0], [1 / 3, 1 / 3, 1 / 3]])
-    close(ch31.attention_weights.value[0, 1], [[1, 0, 0], [0.5, 0.5, 0], [0.052857, 0.052857, 0.894285]])
+    close(ch31.attention.attention_weights.value[0, 0], [[1, 0, 0], [0.005440, 0.994560, 0], [1 / 3, 1 / 3, 1 / 3]])
+    close(ch31.attention.attention_weights.value[0, 1], [[1, 0, 0], [0.5, 0.5, 0], [0.052857, 0.052857, 0.894285]])
 
 
 def test_ch31_probe_logits(ch31):

@@ -5,18 +5,15 @@ inside attention, weights ``[d_in, d_out]`` with ``y = x @ W``; float64.
 """
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
-from .block import (DecoderBlock, DecoderBlockConfig, DecoderBlockForward,
-                    residual_add)
+from .block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from .causal import causal_scaled_dot_product_self_attention
 from .errors import (CausalAttentionError, DecoderBlockError,
                      GradcheckError, HeadLayoutError, InitializationError,
-                     LinearError, LlmFromScratchError,
-                     MultiHeadAttentionError, OptimizerError,
-                     ParameterError, ResidualError,
-                     RmsNormError, RopeError, SwiGluError, TensorError)
+                     LlmFromScratchError, MultiHeadAttentionError,
+                     OptimizerError, ParameterError, RmsNormError,
+                     RopeError, SwiGluError, TensorError)
 from .gradcheck import GradcheckReport, gradcheck
 from .heads import merge_heads, split_heads
-from .linear import Linear
 from .optim import Adam
 from .parameter import Parameter, ParameterList
 from .rmsnorm import RmsNorm
@@ -24,18 +21,3 @@ from .rng import SplitMix64
 from .rope import RotaryEmbedding
 from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
-
-__all__ = [
-    "Adam", "CausalAttentionError", "DecoderBlock", "DecoderBlockConfig",
-    "DecoderBlockError", "DecoderBlockForward", "GradcheckError",
-    "GradcheckReport", "HeadLayoutError", "InitializationError",
-    "Linear", "LinearError", "LlmFromScratchError",
-    "MultiHeadAttention", "MultiHeadAttentionError",
-    "MultiHeadAttentionForward", "OptimizerError", "Parameter",
-    "ParameterError",
-    "ParameterList", "ResidualError", "RmsNorm", "RmsNormError",
-    "RopeError", "RotaryEmbedding", "SplitMix64", "SwiGlu",
-    "SwiGluError", "SwiGluForward", "Tensor", "TensorError",
-    "causal_scaled_dot_product_self_attention", "gradcheck",
-    "merge_heads", "residual_add", "split_heads",
-]

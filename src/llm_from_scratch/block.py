@@ -8,14 +8,13 @@ takes the *unnormalised* stream that entered the branch. Every tensor of
 the residual stream is ``[B, T, d_model]``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
+from functools import partial
+from typing import ClassVar
 
-from . import rmsnorm
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
-from .checks import check_name, check_sequence, check_tensor, checked
-from .errors import DecoderBlockError, ResidualError, chained
+from .checks import check_name, check_sequence, checked
+from .errors import DecoderBlockError, chained
 from .parameter import ParameterList
 from .rmsnorm import RmsNorm
 from .rng import SplitMix64, check_generator
@@ -23,30 +22,7 @@ from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
 
 STAGE = "decoder-block"
-
-
-def check_input(block: DecoderBlock, x: object,
-                position_offset: object = 0) -> None:
-    """The attention's input rules, and rows the first RMSNorm can scale."""
-    check_sequence(block, x, position_offset, stage=STAGE,
-                   error=DecoderBlockError)
-    with chained(DecoderBlockError, "attention RMSNorm"):
-        rmsnorm.check_input(block.attention_norm, x)
-
-
-def check_residual(stream: object, branch: object) -> None:
-    check_tensor(stream, "residual stream", ResidualError)
-    check_tensor(branch, "residual branch", ResidualError)
-    if branch.shape != stream.shape:
-        raise ResidualError(
-            "residual branch shape must equal stream shape "
-            f"{list(stream.shape)}, got {list(branch.shape)}")
-
-
-@checked(check_residual)
-def residual_add(stream: Tensor, branch: Tensor) -> Tensor:
-    """``stream + branch``, both ``[B, T, d_model]``: nothing broadcasts."""
-    return stream + branch
+check_input = partial(check_sequence, stage=STAGE, error=DecoderBlockError)
 
 
 @dataclass(frozen=True)
@@ -70,45 +46,25 @@ class DecoderBlockForward:
     feed_forward: SwiGluForward           # F = SwiGLU(N_f), all its stages
     output: Tensor                        # y = x' + F           [B, T, d]
 
-    @property
-    def attention_weights(self) -> Tensor:
-        """``[B, h, T, T]``."""
-        return self.attention.attention_weights
-
-    @property
-    def attention_branch(self) -> Tensor:
-        """``A``: what the attention branch adds to the stream."""
-        return self.attention.output
-
-    @property
-    def feed_forward_branch(self) -> Tensor:
-        """``F``: what the SwiGLU branch adds to the stream."""
-        return self.feed_forward.output
-
 
 class DecoderBlock:
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
+    KINDS = (RmsNorm, MultiHeadAttention, RmsNorm, SwiGlu)
+    ROLES: ClassVar = {  # the parts as error messages name them
+        "attention_norm": "attention RMSNorm",
+        "attention": "causal multi-head attention",
+        "feed_forward_norm": "feed-forward RMSNorm",
+        "feed_forward": "SwiGLU feed-forward"}
+
     def __init__(self, attention_norm: RmsNorm,
                  attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
                  feed_forward: SwiGlu) -> None:
-        """Use ``from_parts`` or ``new``: they check the parts."""
-        self.attention_norm, self.attention = attention_norm, attention
-        self.feed_forward_norm = feed_forward_norm
-        self.feed_forward = feed_forward
-        self.model_width = attention.model_width
-
-    @classmethod
-    def from_parts(cls, attention_norm: RmsNorm,
-                   attention: MultiHeadAttention,
-                   feed_forward_norm: RmsNorm,
-                   feed_forward: SwiGlu) -> DecoderBlock:
         """The block from four built parts whose widths agree."""
-        parts = (("attention norm", attention_norm, RmsNorm),
-                 ("attention", attention, MultiHeadAttention),
-                 ("feed-forward norm", feed_forward_norm, RmsNorm),
-                 ("feed-forward", feed_forward, SwiGlu))
-        for role, part, kind in parts:
+        parts = (attention_norm, attention, feed_forward_norm, feed_forward)
+        for role, part, kind in zip(("attention norm", "attention",
+                                     "feed-forward norm", "feed-forward"),
+                                    parts, self.KINDS, strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
                     f"{STAGE} {role} must be a {kind.__name__}, "
@@ -122,40 +78,45 @@ class DecoderBlock:
             if width != d:
                 raise DecoderBlockError(
                     f"{STAGE} {component} width must be {d}, got {width}")
-        block = cls(attention_norm, attention, feed_forward_norm,
-                    feed_forward)
+        self.attention_norm, self.attention = attention_norm, attention
+        self.feed_forward_norm = feed_forward_norm
+        self.feed_forward = feed_forward
+        self.model_width = d
         with chained(DecoderBlockError, f"{STAGE} parameters"):
-            block.parameters()  # every name once
-        return block
+            self.parameters()  # every name once
+
+    from_parts = classmethod(lambda cls, *a, **k: cls(*a, **k))
 
     @classmethod
-    def new(cls, prefix: str, config: DecoderBlockConfig,
-            rng: SplitMix64) -> DecoderBlock:
+    def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
-        down, drawn from ``rng`` only after every part passed its checks."""
+        down, drawn from a copy of ``rng``, which takes the copy's state
+        only once every part is built: a failure leaves it untouched."""
         if not isinstance(config, DecoderBlockConfig):
             raise DecoderBlockError(f"{STAGE} config must be a "
                                     "DecoderBlockConfig, "
                                     f"got {type(config).__name__}")
         check_name(prefix, f"{STAGE} name prefix", DecoderBlockError)
         check_generator(rng, f"{STAGE} init", DecoderBlockError)
-        d, d_ff, eps = (config.model_width, config.feed_forward_width,
-                        config.rms_epsilon)
-        mha = (d, config.heads, config.max_positions, config.rope_base)
-        with chained(DecoderBlockError, "attention RMSNorm"):
+        trial = SplitMix64(rng.state)
+        d, eps, roles = config.model_width, config.rms_epsilon, cls.ROLES
+        with chained(DecoderBlockError, roles["attention_norm"]):
             attention_norm = RmsNorm.new(f"{prefix}.attention_norm.gain",
                                          d, eps)
-        with chained(DecoderBlockError, "feed-forward RMSNorm"):
+        with chained(DecoderBlockError, roles["attention"]):
+            attention = MultiHeadAttention.new(
+                f"{prefix}.attention", d, config.heads,
+                config.max_positions, config.rope_base, trial)
+        with chained(DecoderBlockError, roles["feed_forward_norm"]):
             feed_forward_norm = RmsNorm.new(f"{prefix}.ffn_norm.gain",
                                             d, eps)
-        with chained(DecoderBlockError, "causal multi-head attention"):
-            MultiHeadAttention.check_configuration(*mha)
-        with chained(DecoderBlockError, "SwiGLU feed-forward"):
-            SwiGlu.check_configuration(d, d_ff, d)
-        attention = MultiHeadAttention.new(f"{prefix}.attention", *mha, rng)
-        feed_forward = SwiGlu.new(f"{prefix}.ffn", d, d_ff, d, rng)
-        return cls.from_parts(attention_norm, attention, feed_forward_norm,
-                              feed_forward)
+        with chained(DecoderBlockError, roles["feed_forward"]):
+            feed_forward = SwiGlu.new(f"{prefix}.ffn", d,
+                                      config.feed_forward_width, d, trial)
+        block = cls(attention_norm, attention, feed_forward_norm,
+                    feed_forward)
+        rng.state = trial.state
+        return block
 
     @property
     def max_positions(self) -> int:
@@ -172,7 +133,7 @@ class DecoderBlock:
     def parameter_count(self) -> int:
         return self.parameters().count()
 
-    @checked(check_input)
+    @checked(check_input, DecoderBlockError, STAGE)
     def forward(self, x: Tensor,
                 position_offset: int = 0) -> DecoderBlockForward:
         """``x: [B, T, d_model]`` -> every stage of both residual paths."""

@@ -6,8 +6,6 @@ and a head) is a lane with its own ``[T, T]`` probability table:
 all lanes at once, so multi-head attention calls this on ``[B, h, T, d_h]``.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,7 +24,7 @@ class CausalAttention:
     output: Tensor   # [..., T, d]
 
 
-def check_lanes(q: object, k: object, v: object) -> None:
+def check_lanes(q, k, v):
     for role, x in (("query", q), ("key", k), ("value", v)):
         check_tensor(x, f"causal attention {role}", CausalAttentionError)
     if q.ndim < 2 or 0 in q.shape[-2:]:
@@ -40,7 +38,7 @@ def check_lanes(q: object, k: object, v: object) -> None:
                 f"{list(q.shape)}, got {list(x.shape)}")
 
 
-@checked(check_lanes)
+@checked(check_lanes, CausalAttentionError, "causal attention")
 def causal_scaled_dot_product_self_attention(
         q: Tensor, k: Tensor, v: Tensor) -> CausalAttention:
     """``q, k, v: [..., T, d]`` -> ``A: [..., T, T]``, ``H: [..., T, d]``"""

@@ -1,77 +1,99 @@
-"""Checks of configurations and inputs, made once at the boundary.
+"""Checks at every public entry point, and the typed errors they raise.
 
-A public function or layer method is decorated with ``@checked(check)``:
-``check`` takes the same arguments and raises the component's typed error,
-which names what was wrong and the values received. Only the outermost
-call checks: inside a decoder block, the attention does not check again
-the tensor that the block has checked, so a forward pass reads like its
-formula.
+``@checked(check, error, stage)`` runs ``check`` on the arguments of every
+call, nested ones too, so no check is lost when layers nest; a typed error
+from inside comes out as the layer's own, naming the part that failed.
 """
 
-from __future__ import annotations
-
+import contextlib
+import decimal
 import functools
 import math
 import numbers
-from collections.abc import Callable
-from contextvars import ContextVar
-from typing import TypeVar
 
+from .errors import LlmFromScratchError
 from .parameter import Parameter
-from .tensor import Tensor, is_int
+from .tensor import Tensor
 
-F = TypeVar("F", bound=Callable)
-_inside_checked_call = ContextVar("inside_checked_call", default=False)
+MAX_SIZE = 2**24  # values in one weight, table or draw: 128 MiB of float64
 
 
-def checked(check: Callable[..., None]) -> Callable[[F], F]:
-    """``check(*arguments)`` runs before the function; while the function
-    runs, the checked functions it calls skip their own checks."""
-    def decorate(function: F) -> F:
+def checked(check, error, stage):
+    """Run ``check(*arguments)`` first; an error from inside becomes
+    ``error("role: ...")``, the role of the part that raised it (in the
+    layer's ``ROLES``) or else ``stage``, with the inner error as cause."""
+    def decorate(function):
         @functools.wraps(function)
         def boundary(*args, **kwargs):
-            if _inside_checked_call.get():  # the caller checked its input
-                return function(*args, **kwargs)
-            check(*args, **kwargs)
-            token = _inside_checked_call.set(True)
+            layer = args[0] if args else None
             try:
-                return function(*args, **kwargs)
-            finally:
-                _inside_checked_call.reset(token)
+                check(*args, **kwargs)
+                try:
+                    return function(*args, **kwargs)
+                except LlmFromScratchError as inner:
+                    part = getattr(inner, "layer", None)
+                    role = next((role for name, role in getattr(
+                        layer, "ROLES", {}).items()
+                        if getattr(layer, name) is part), stage)
+                    raise error(f"{role}: {inner}") from inner
+            except LlmFromScratchError as raised:
+                raised.layer = layer  # so that an outer layer can name it
+                raise
 
-        return boundary  # type: ignore[return-value]
+        return boundary
 
     return decorate
 
 
-def positive_int(value: object, role: str, error: type) -> int:
+def is_int(value):
+    """A Python or NumPy integer of any width, but not a bool."""
+    return isinstance(value, numbers.Integral) and type(value) is not bool
+
+
+def shown(value):
+    """``repr(value)`` cut short for a message; a huge integer by size."""
+    if is_int(value) and abs(int(value)) > 10**30:
+        return f"an integer of {int(value).bit_length()} bits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def positive_int(value, role, error):
     """``value`` as an ``int`` if it is a positive integer."""
-    if not is_int(value) or value <= 0:
-        raise error(f"{role} must be a positive integer, got {value!r}")
+    if not is_int(value) or int(value) <= 0:
+        raise error(f"{role} must be a positive integer, "
+                    f"got {shown(value)}")
     return int(value)
 
 
-def finite_number(value: object, role: str, error: type, *,
-                  zero_allowed: bool = False) -> float:
+def check_size(count, what, error):
+    """At most ``MAX_SIZE`` values, checked before anything is allocated."""
+    if count > MAX_SIZE:
+        raise error(f"{what} would hold {shown(count)} values, more than "
+                    f"the limit {MAX_SIZE}")
+
+
+def finite_number(value, role, error, *, zero_allowed=False):
     """``value`` as a ``float`` if it is finite and positive (or 0)."""
-    if (isinstance(value, numbers.Real) and not isinstance(value, bool)
-            and math.isfinite(value)
-            and (value > 0 or (zero_allowed and value == 0))):
-        return float(value)
-    rule = "a finite number >= 0" if zero_allowed else (
-        "a finite positive number")
-    raise error(f"{role} must be {rule}, got {value!r}")
+    number = math.nan
+    if isinstance(value, (numbers.Real, decimal.Decimal)) and (
+            type(value) is not bool):
+        with contextlib.suppress(OverflowError, ValueError):  # 10**400
+            number = float(value)  # and Decimal("sNaN") stay NaN
+    if math.isfinite(number) and (number > 0 or (zero_allowed
+                                                 and number == 0)):
+        return number
+    rule = "number >= 0" if zero_allowed else "positive number"
+    raise error(f"{role} must be a finite {rule}, got {shown(value)}")
 
 
-def check_name(name: object, role: str, error: type) -> str:
+def check_name(name, role, error):
     """A non-empty name or prefix such as ``block.attention``."""
     if not isinstance(name, str) or not name.strip():
-        raise error(f"{role} must be a non-empty string, got {name!r}")
-    return name
+        raise error(f"{role} must be a non-empty string, got {shown(name)}")
 
 
-def check_parameter(value: object, role: str, rank: int,
-                    error: type) -> Parameter:
+def check_parameter(value, role, rank, error):
     """A ``Parameter`` of the given rank with no empty axis."""
     if not isinstance(value, Parameter):
         raise error(f"{role} must be a Parameter, "
@@ -79,60 +101,44 @@ def check_parameter(value: object, role: str, rank: int,
     if value.ndim != rank or 0 in value.shape:
         raise error(f"{role} must have rank {rank} and no empty axis, "
                     f"got rank {value.ndim} with shape {list(value.shape)}")
-    return value
 
 
-def check_tensor(x: object, role: str, error: type) -> Tensor:
-    """A ``Tensor`` whose tape was not released."""
+def check_tensor(x, role, error, width=None, expected=""):
+    """A ``Tensor`` whose tape was not released (``[..., width]``)."""
     if not isinstance(x, Tensor):
         raise error(f"{role} must be a Tensor, got {type(x).__name__}; "
                     "wrap arrays as Tensor(array)")
     if x.released:
         raise error(f"{role} tensor of shape {list(x.shape)} belongs "
                     "to a released tape")
-    return x
-
-
-def check_features(x: object, width: int, role: str, error: type,
-                   expected: str) -> None:
-    """A live Tensor ``[..., width]``."""
-    check_tensor(x, role, error)
-    if x.ndim == 0 or x.shape[-1] != width:
-        got = x.shape[-1] if x.ndim else "a scalar"
+    if width is not None and (x.ndim == 0 or x.shape[-1] != width):
         raise error(f"{role} final width must equal {expected} {width}, "
-                    f"got {got}")
+                    f"got {x.shape[-1] if x.ndim else 'a scalar'}")
 
 
-def check_positions(offset: object, tokens: int, capacity: int,
-                    stage: str, error: type) -> None:
+def check_positions(offset, tokens, capacity, stage, error):
     """``[offset, offset + tokens)`` lies inside ``[0, capacity)``."""
-    if not is_int(offset):
-        raise error(f"{stage} position offset must be an integer, "
-                    f"got {offset!r}")
-    if offset < 0:
-        raise error(f"{stage} position offset must be non-negative, "
-                    f"got {offset}")
-    if offset + tokens > capacity:
-        raise error(f"{stage} position interval [{offset}, "
-                    f"{offset + tokens}) exceeds capacity {capacity}")
+    if not is_int(offset) or int(offset) < 0:
+        rule = "non-negative" if is_int(offset) else "an integer"
+        raise error(f"{stage} position offset must be {rule}, "
+                    f"got {shown(offset)}")
+    if int(offset) + tokens > capacity:
+        raise error(f"{stage} position interval [{int(offset)}, "
+                    f"{int(offset) + tokens}) exceeds capacity {capacity}")
 
 
-def check_sequence(layer: object, x: object, position_offset: object = 0,
-                   *, stage: str, error: type) -> None:
-    """A live ``[B, T, d_model]`` Tensor at positions offset .. offset+T-1.
-
-    The order is the chapter's: rank, width, tokens, positions, and only
-    then the tape, so a bad interval is reported even for a released input.
-    """
-    d_model = layer.model_width
+def check_sequence(layer, x, position_offset=0, *, stage, error):
+    """A live ``[B, T, d_model]`` Tensor at positions offset .. offset+T-1,
+    checked in the chapter's order: rank, width, tokens, positions, and
+    then the tape, so a bad interval is reported for a released input."""
     if not isinstance(x, Tensor):
         check_tensor(x, f"{stage} input", error)
     if x.ndim != 3:
         raise error(f"{stage} input must have rank three "
                     f"[batch, tokens, model_width], got rank {x.ndim}")
-    if x.shape[2] != d_model:
+    if x.shape[2] != layer.model_width:
         raise error(f"{stage} input final width must equal model width "
-                    f"{d_model}, got {x.shape[2]}")
+                    f"{layer.model_width}, got {x.shape[2]}")
     if x.shape[1] == 0:
         raise error(f"{stage} input needs at least one token so every "
                     "causal row has a key")

@@ -3,12 +3,9 @@
 A message names what was wrong and the values received, e.g.
 ``multi-head input final width must equal model width 4, got 5``. A layer
 built from other components re-raises their errors with its own prefix
-and keeps the original as the cause: see ``chained``.
+and keeps the original as the cause (``chained``, ``checks.checked``).
 """
 
-from __future__ import annotations
-
-from collections.abc import Iterator
 from contextlib import contextmanager
 
 
@@ -16,17 +13,15 @@ class LlmFromScratchError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
-class TensorError(LlmFromScratchError): ...  # values, tapes, upstreams
+class TensorError(LlmFromScratchError): ...  # values, tape operations
 class ParameterError(LlmFromScratchError): ...  # names of parameters
 class InitializationError(LlmFromScratchError): ...  # SplitMix64 draws
-class LinearError(LlmFromScratchError): ...  # y = x @ W
 class RopeError(LlmFromScratchError): ...  # rotary positions
 class HeadLayoutError(LlmFromScratchError): ...  # split and merge heads
 class CausalAttentionError(LlmFromScratchError): ...  # one table a lane
 class MultiHeadAttentionError(LlmFromScratchError): ...  # MHA with RoPE
 class RmsNormError(LlmFromScratchError): ...  # RMSNorm
 class SwiGluError(LlmFromScratchError): ...  # SwiGLU feed-forward
-class ResidualError(LlmFromScratchError): ...  # stream + branch
 class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
 class GradcheckError(LlmFromScratchError): ...  # central differences
 class OptimizerError(LlmFromScratchError): ...  # Adam
@@ -34,8 +29,7 @@ class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
 
 
 @contextmanager
-def chained(error: type[LlmFromScratchError],
-            prefix: str) -> Iterator[None]:
+def chained(error, prefix):
     """Re-raise a nested component's error as ``error("prefix: ...")``."""
     try:
         yield

@@ -3,14 +3,12 @@
 Head ``i`` owns the model-width columns ``i*d_h .. (i+1)*d_h - 1``.
 """
 
-from __future__ import annotations
-
 from .checks import check_tensor, checked, positive_int
 from .errors import HeadLayoutError
 from .tensor import Tensor, reshape, transpose
 
 
-def check_split(x: object, heads: object) -> None:
+def check_split(x, heads):
     check_tensor(x, "head split input", HeadLayoutError)
     if x.ndim != 3:
         raise HeadLayoutError("head split input must have rank three "
@@ -25,7 +23,7 @@ def check_split(x: object, heads: object) -> None:
                               "got model width 0")
 
 
-def check_merge(x: object) -> None:
+def check_merge(x):
     check_tensor(x, "head merge input", HeadLayoutError)
     if x.ndim != 4:
         raise HeadLayoutError("head merge input must have rank four "
@@ -36,7 +34,7 @@ def check_merge(x: object) -> None:
                               f"got shape {list(x.shape)}")
 
 
-@checked(check_split)
+@checked(check_split, HeadLayoutError, "head split")
 def split_heads(x: Tensor, heads: int) -> Tensor:
     """``[B, T, d_model] -> [B, h, T, d_h]`` with ``d_h = d_model / h``."""
     batch, tokens, d_model = x.shape
@@ -45,7 +43,7 @@ def split_heads(x: Tensor, heads: int) -> Tensor:
     return transpose(x, (0, 2, 1, 3))            # [B, h, T, d_h]
 
 
-@checked(check_merge)
+@checked(check_merge, HeadLayoutError, "head merge")
 def merge_heads(x: Tensor) -> Tensor:
     """``[B, h, T, d_h] -> [B, T, h * d_h]``, inverse of ``split_heads``."""
     batch, heads, tokens, d_h = x.shape

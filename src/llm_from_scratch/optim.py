@@ -17,10 +17,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from .checks import finite_number
+from .checks import finite_number, is_int
 from .errors import OptimizerError, chained
 from .parameter import Parameter, ParameterList
-from .tensor import is_int
 
 
 class Adam:

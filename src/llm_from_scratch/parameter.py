@@ -1,18 +1,13 @@
 """Named trainable tensors, and tuples of them with distinct names."""
 
-from __future__ import annotations
-
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
 from .errors import ParameterError
 from .tensor import Tensor
 
 
 class Parameter(Tensor):
-    """A trainable leaf tensor named like ``block.attention.query.weight``;
-    it outlives every tape: ``release()`` never retires it."""
-
-    outlives_release = True
+    """A trainable leaf tensor named like ``block.ffn.gate.weight``."""
 
     def __init__(self, name: str, value: object) -> None:
         if not isinstance(name, str) or not name.strip():
@@ -25,18 +20,17 @@ class Parameter(Tensor):
         return f"Parameter(name={self.name!r}, shape={list(self.shape)})"
 
 
-class ParameterList:
+class ParameterList(tuple):
     """Parameters in a stable order, each name (so each tensor) once."""
 
-    def __init__(self, parameters: Iterable[Parameter]) -> None:
+    def __new__(cls, parameters: Iterable[Parameter] = ()):
         if not isinstance(parameters, Iterable) or isinstance(
                 parameters, (str, bytes)):
             raise ParameterError(
                 "parameter list expects an iterable of Parameters, "
                 f"got {type(parameters).__name__}")
-        self._parameters = tuple(parameters)
-        first: dict[str, int] = {}
-        for index, parameter in enumerate(self._parameters):
+        parameters, first = tuple(parameters), {}
+        for index, parameter in enumerate(parameters):
             if not isinstance(parameter, Parameter):
                 raise ParameterError(
                     f"parameter list entry {index} must be a Parameter, "
@@ -46,24 +40,16 @@ class ParameterList:
                     f"parameter name {parameter.name!r} appears twice "
                     f"(entries {first[parameter.name]} and {index})")
             first[parameter.name] = index
-
-    def __iter__(self) -> Iterator[Parameter]:
-        return iter(self._parameters)
-
-    def __len__(self) -> int:
-        return len(self._parameters)
-
-    def __getitem__(self, index: int) -> Parameter:
-        return self._parameters[index]
+        return super().__new__(cls, parameters)
 
     @property
     def names(self) -> list[str]:
-        return [p.name for p in self._parameters]
+        return [p.name for p in self]
 
     def count(self) -> int:
         """The number of trainable scalars."""
-        return sum(p.value.size for p in self._parameters)
+        return sum(p.value.size for p in self)
 
     def zero_grad(self) -> None:
-        for parameter in self._parameters:
+        for parameter in self:
             parameter.grad = None

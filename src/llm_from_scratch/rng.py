@@ -5,12 +5,10 @@ sum, so draw ``k`` depends only on the starting state and ``k``: ``n``
 draws are one vectorised computation over ``state + k * GAMMA``.
 """
 
-from __future__ import annotations
-
 import numpy as np
 
+from .checks import MAX_SIZE, is_int, positive_int, shown
 from .errors import InitializationError
-from .tensor import is_int
 
 GAMMA = 0x9E3779B97F4A7C15
 MASK = (1 << 64) - 1
@@ -20,17 +18,17 @@ class SplitMix64:
     """A deterministic 64-bit generator; ``state`` is all of it."""
 
     def __init__(self, seed: int) -> None:
-        if not is_int(seed) or not 0 <= seed <= MASK:
+        if not is_int(seed) or not 0 <= int(seed) <= MASK:
             raise InitializationError("SplitMix64 seed must be an integer "
-                                      f"in [0, 2**64), got {seed!r}")
+                                      f"in [0, 2**64), got {shown(seed)}")
         self.state = int(seed)
 
     def next_u64(self, count: int) -> np.ndarray:
         """The next ``count`` outputs as ``uint64``."""
-        if not is_int(count) or count < 0:
+        if not is_int(count) or not 0 <= int(count) <= MAX_SIZE:
             raise InitializationError(
-                "SplitMix64 draw count must be a non-negative integer, "
-                f"got {count!r}")
+                "SplitMix64 draw count must be an integer in "
+                f"[0, {MAX_SIZE}], got {shown(count)}")
         k = np.arange(1, int(count) + 1, dtype=np.uint64)
         z = k * np.uint64(GAMMA) + np.uint64(self.state)  # wraps mod 2**64
         self.state = (self.state + int(count) * GAMMA) & MASK
@@ -47,16 +45,17 @@ class SplitMix64:
         return f"SplitMix64(state={self.state:#018x})"
 
 
-def check_generator(rng: object, stage: str, error: type) -> None:
+def check_generator(rng, stage, error):
     """``rng`` must be a ``SplitMix64`` (the seeded draws depend on it)."""
     if not isinstance(rng, SplitMix64):
         raise error(f"{stage} needs a SplitMix64 generator, "
                     f"got {type(rng).__name__}")
 
 
-def uniform_weight(rng: SplitMix64, fan_in: int,
-                   fan_out: int) -> np.ndarray:
+def uniform_weight(rng, fan_in, fan_out):
     """``[fan_in, fan_out]`` uniform on ``±1/sqrt(fan_in)``, row by row."""
+    fan_in = positive_int(fan_in, "weight fan-in", InitializationError)
+    fan_out = positive_int(fan_out, "weight fan-out", InitializationError)
     bound = 1.0 / np.sqrt(fan_in)
     draws = rng.next_f64(fan_in * fan_out).reshape(fan_in, fan_out)
     return (2.0 * draws - 1.0) * bound

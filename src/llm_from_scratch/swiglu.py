@@ -4,13 +4,11 @@ No biases; ``x: [..., d_in] -> gate, up: [..., d_ff] -> [..., d_out]``,
 the same map for every token.
 """
 
-from __future__ import annotations
-
 from dataclasses import dataclass
 
-from .checks import check_features, check_name, checked, positive_int
+from .checks import (check_name, check_parameter, check_size,
+                     check_tensor, checked, positive_int)
 from .errors import SwiGluError, chained
-from .linear import Linear
 from .parameter import Parameter, ParameterList
 from .rng import SplitMix64, check_generator, uniform_weight
 from .tensor import Tensor, silu
@@ -18,9 +16,9 @@ from .tensor import Tensor, silu
 ROLES = ("gate", "up", "down")
 
 
-def check_input(layer: SwiGlu, x: object) -> None:
-    check_features(x, layer.input_width, "SwiGLU input", SwiGluError,
-                   "input width")
+def check_input(layer, x):
+    check_tensor(x, "SwiGLU input", SwiGluError, layer.input_width,
+                 "input width")
 
 
 @dataclass(frozen=True)
@@ -35,76 +33,63 @@ class SwiGluForward:
 class SwiGlu:
     """Weights gate, up ``[d_in, d_ff]`` and down ``[d_ff, d_out]``."""
 
-    def __init__(self, gate: Linear, up: Linear, down: Linear) -> None:
-        """Use ``from_parameters`` or ``new``: they check the parts."""
-        self.gate, self.up, self.down = gate, up, down
-
-    @classmethod
-    def from_parameters(cls, gate_weight: Parameter, up_weight: Parameter,
-                        down_weight: Parameter) -> SwiGlu:
+    def __init__(self, gate_weight: Parameter, up_weight: Parameter,
+                 down_weight: Parameter) -> None:
         weights = (gate_weight, up_weight, down_weight)
-        projections = []
         for role, weight in zip(ROLES, weights, strict=True):
-            with chained(SwiGluError, f"SwiGLU {role} projection"):
-                projections.append(Linear(weight))
-        gate, up, down = projections
-        if up.weight.shape != gate.weight.shape:
-            raise SwiGluError(
-                "SwiGLU up weight shape must equal gate weight shape "
-                f"{list(gate.weight.shape)}, got {list(up.weight.shape)}")
-        if down.input_width != gate.output_width:
+            check_parameter(weight, f"SwiGLU {role} weight", 2, SwiGluError)
+        gate, up, down = (weight.shape for weight in weights)
+        if up != gate:
+            raise SwiGluError("SwiGLU up weight shape must equal gate "
+                              f"weight shape {list(gate)}, got {list(up)}")
+        if down[0] != gate[1]:
             raise SwiGluError("SwiGLU down input width must equal hidden "
-                              f"width {gate.output_width}, "
-                              f"got {down.input_width}")
+                              f"width {gate[1]}, got {down[0]}")
         with chained(SwiGluError, "SwiGLU parameters"):
             ParameterList(weights)  # every name once
-        return cls(gate, up, down)
+        self.w_gate, self.w_up, self.w_down = weights
 
-    @staticmethod
-    def check_configuration(*widths: object) -> list[int]:
-        """What ``new`` checks before it draws: three positive widths."""
-        return [positive_int(width, f"SwiGLU {role} width", SwiGluError)
-                for role, width in zip(("input", "hidden", "output"),
-                                       widths, strict=True)]
+    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
 
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
-            output_width: int, rng: SplitMix64) -> SwiGlu:
-        """Fresh gate, up, down weights, drawn in this order after the
-        checks, so a failure leaves ``rng`` untouched."""
-        d_in, d_ff, d_out = cls.check_configuration(
-            input_width, hidden_width, output_width)
+            output_width: int, rng: SplitMix64):
+        """Fresh gate, up, down weights, drawn in this order from a copy
+        of ``rng``; ``rng`` moves on only when the layer is built."""
+        d_in, d_ff, d_out = (
+            positive_int(width, f"SwiGLU {role} width", SwiGluError)
+            for role, width in (("input", input_width),
+                                ("hidden", hidden_width),
+                                ("output", output_width)))
+        check_size(d_ff * max(d_in, d_out), "SwiGLU weight", SwiGluError)
         check_name(prefix, "SwiGLU name prefix", SwiGluError)
         check_generator(rng, "SwiGLU init", SwiGluError)
+        trial = SplitMix64(rng.state)
         shapes = ((d_in, d_ff), (d_in, d_ff), (d_ff, d_out))
-        weights = [Parameter(f"{prefix}.{role}.weight",
-                             uniform_weight(rng, *shape))
-                   for role, shape in zip(ROLES, shapes, strict=True)]
-        return cls.from_parameters(*weights)
+        layer = cls(*(
+            Parameter(f"{prefix}.{role}.weight", uniform_weight(trial, *n))
+            for role, n in zip(ROLES, shapes, strict=True)))
+        rng.state = trial.state
+        return layer
 
     @property
     def input_width(self) -> int:
-        return self.gate.input_width
-
-    @property
-    def hidden_width(self) -> int:
-        return self.gate.output_width
+        return self.w_gate.shape[0]
 
     @property
     def output_width(self) -> int:
-        return self.down.output_width
+        return self.w_down.shape[1]
 
     def parameters(self) -> ParameterList:
-        """``gate.weight, up.weight, down.weight``."""
-        return ParameterList([self.gate.weight, self.up.weight,
-                              self.down.weight])
+        """``W_gate, W_up, W_down``, named ``<prefix>.gate.weight`` etc."""
+        return ParameterList([self.w_gate, self.w_up, self.w_down])
 
-    @checked(check_input)
+    @checked(check_input, SwiGluError, "SwiGLU")
     def forward(self, x: Tensor) -> SwiGluForward:
         """``[..., d_in] -> [..., d_out]``."""
-        gate = x @ self.gate.weight         # [..., d_ff]
-        up = x @ self.up.weight             # [..., d_ff]
-        activated = silu(gate)              # SiLU(x W_gate)
-        hidden = activated * up             # SiLU(x W_gate) * (x W_up)
-        output = hidden @ self.down.weight  # [..., d_out]
+        gate = x @ self.w_gate          # [..., d_ff]
+        up = x @ self.w_up              # [..., d_ff]
+        activated = silu(gate)          # SiLU(x W_gate)
+        hidden = activated * up         # SiLU(x W_gate) * (x W_up)
+        output = hidden @ self.w_down   # [..., d_out]
         return SwiGluForward(gate, up, activated, hidden, output)

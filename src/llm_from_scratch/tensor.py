@@ -1,49 +1,36 @@
 """A small reverse-mode autodiff tape over float64 NumPy arrays.
 
-A ``Tensor`` made by an operation keeps its parents and a VJP: the map
-from the gradient of the output to one gradient per parent, written right
-under the forward computation (as in micrograd). ``backward`` visits every
-tensor after the tensors made from it and adds up the contributions, so a
-tensor used twice receives the sum of both. ``release()`` drops the graph;
-its tensors keep their values but refuse further use (``TensorError``).
+A ``Tensor`` made by an operation keeps its parents and a VJP (the map
+from the output's gradient to one gradient per parent), written right under
+the forward computation as in micrograd. ``backward`` visits every tensor
+after those made from it and adds up contributions, so a tensor used twice
+gets both. A step that would overflow raises ``TensorError`` naming it.
 """
 
 from __future__ import annotations
 
-import numbers
-from collections.abc import Callable, Sequence
+import functools
+import inspect
 
 import numpy as np
 
-from .errors import RmsNormError, TensorError
+from .errors import TensorError
 
-# the gradient of an output -> one gradient per parent (None: not needed)
-Vjp = Callable[[np.ndarray], Sequence["np.ndarray | None"]]
-
-
-def is_int(value: object) -> bool:
-    """A Python or NumPy integer, but not a bool."""
-    return isinstance(value, numbers.Integral) and not isinstance(
-        value, (bool, np.bool_))
+STRICT = dict(over="raise", invalid="raise", divide="raise")  # errstate
+NOT_NUMBERS = (str, bytes, bytearray, memoryview, np.ma.MaskedArray)
 
 
 def as_float64_array(value: object, role: str) -> np.ndarray:
-    """A finite float64 copy of an array or a (nested) list of numbers.
-
-    Bool, complex, object and string data, ragged lists, NaN and infinity
-    get a ``TensorError`` that starts with ``role``.
-    """
-    if isinstance(value, Tensor):
-        raise TensorError(f"{role} expects an array, got a Tensor; "
-                          "use its .value")
-    if isinstance(value, (str, bytes)) or value is None:
-        raise TensorError(f"{role} expects a numeric array, "
+    """A finite float64 copy of an array or a (nested) list of numbers;
+    anything else gets a ``TensorError`` that starts with ``role``."""
+    if value is None or isinstance(value, (Tensor, *NOT_NUMBERS)):
+        raise TensorError(f"{role} expects a plain numeric array, "
                           f"got {type(value).__name__}")
     try:
         array = np.asarray(value)
-    except (ValueError, TypeError) as error:  # ragged nested lists
+    except Exception as error:  # ragged lists, a failing __array__
         raise TensorError(f"{role} expects a rectangular numeric array: "
-                          f"{error}") from error
+                          f"{type(error).__name__}: {error}") from error
     if array.dtype.kind not in "fiu":
         raise TensorError(f"{role} expects real float or integer values, "
                           f"got dtype {array.dtype}")
@@ -56,28 +43,47 @@ def as_float64_array(value: object, role: str) -> np.ndarray:
     return array
 
 
+def operation(forward):
+    """A tape step: an operand that is not a Tensor, shapes that do not
+    fit or a value that overflows gets a ``TensorError`` naming it."""
+    name, arity = forward.__name__, sum(
+        p.annotation == "Tensor"
+        for p in inspect.signature(forward).parameters.values())
+
+    @functools.wraps(forward)
+    def checked(*args):
+        for a in args[:arity]:
+            if not isinstance(a, Tensor):
+                raise TensorError(f"{name} needs Tensor operands, "
+                                  f"got {type(a).__name__}")
+        try:
+            with np.errstate(**STRICT):
+                return forward(*args)
+        except (ValueError, FloatingPointError) as error:
+            shapes = "".join(f" {list(a.shape)}" for a in args[:arity])
+            raise TensorError(f"{name}{shapes}: {error}") from error
+
+    return checked
+
+
 class Tensor:
     """A float64 ``value`` and, after ``backward``, its ``grad``."""
 
-    outlives_release = False  # True for a Parameter: weights outlive tapes
+    __array_ufunc__ = None  # ``array + tensor`` comes to ``__radd__``
 
     def __init__(self, value: object, requires_grad: bool = False) -> None:
-        if not isinstance(requires_grad, bool):
+        if not isinstance(requires_grad, (bool, np.bool_)):
             raise TensorError("tensor requires_grad must be True or False, "
                               f"got {requires_grad!r}")
         self.value = as_float64_array(value, "tensor")
         self.value.flags.writeable = False
-        self.requires_grad = requires_grad
-        self.grad: np.ndarray | None = None
-        self.parents: tuple[Tensor, ...] = ()
-        self.vjp: Vjp | None = None
-        self.released = False
+        self.requires_grad, self.grad = bool(requires_grad), None
+        self.parents, self.vjp, self.released = (), None, False
 
     @staticmethod
-    def result(value: np.ndarray, parents: tuple[Tensor, ...],
-               vjp: Vjp) -> Tensor:
+    def result(value, parents: tuple[Tensor, ...], vjp) -> Tensor:
         """An operation's output; it keeps the graph if a gradient flows."""
-        out = Tensor.__new__(Tensor)
+        out, value = Tensor.__new__(Tensor), np.asarray(value)
         value.flags.writeable = False  # the VJPs read it later
         out.value, out.grad, out.released = value, None, False
         out.requires_grad = any(p.requires_grad for p in parents)
@@ -97,14 +103,12 @@ class Tensor:
         flags = ", requires_grad=True" * self.requires_grad
         return f"Tensor(shape={list(self.shape)}{flags})"
 
-    def __add__(self, other: Tensor) -> Tensor:
-        return _operator(add, self, other, "+")
+    def _refused(self, other=None):
+        raise TensorError("the tape's operators are +, * and @ with a "
+                          "Tensor on each side, the left one first")
 
-    def __mul__(self, other: Tensor) -> Tensor:
-        return _operator(mul, self, other, "*")
-
-    def __matmul__(self, other: Tensor) -> Tensor:
-        return _operator(matmul, self, other, "@")
+    __radd__ = __rmul__ = __rmatmul__ = __sub__ = __rsub__ = _refused
+    __truediv__ = __rtruediv__ = __pow__ = __neg__ = _refused
 
     def topological_order(self) -> list[Tensor]:
         """This tensor and all it depends on, each after its parents."""
@@ -119,13 +123,23 @@ class Tensor:
                 stack.extend((parent, False) for parent in node.parents)
         return order
 
+    @operation
     def backward(self, upstream: object = None) -> None:
-        """Add ``d sum(self * upstream) / d leaf`` to each ``leaf.grad``.
-
-        ``upstream`` has this tensor's shape; it defaults to ones.
-        """
+        """Add ``d sum(self * upstream) / d leaf`` to each ``leaf.grad``;
+        ``upstream`` has this tensor's shape and defaults to ones."""
         order = self.topological_order()
-        seed = self._seed(upstream, order)
+        if any(node.released for node in order):
+            raise TensorError("backward: a tensor of this graph belongs to "
+                              "a released tape")
+        if not self.requires_grad:
+            raise TensorError("backward needs a tensor that depends on a "
+                              "leaf with requires_grad=True")
+        seed = np.ones(self.shape) if upstream is None else (
+            as_float64_array(upstream, "backward upstream"))
+        if seed.shape != self.shape:
+            raise TensorError("backward upstream shape must equal output "
+                              f"shape {list(self.shape)}, "
+                              f"got {list(seed.shape)}")
         grads = {self: seed}
         for node in reversed(order):  # each tensor before its parents
             g = grads.pop(node, None)
@@ -141,46 +155,12 @@ class Tensor:
                     grads[parent] = (g_parent if earlier is None
                                      else earlier + g_parent)
 
-    def _seed(self, upstream: object, order: list[Tensor]) -> np.ndarray:
-        """The upstream gradient, after checking the tape can carry it."""
-        for node in order:
-            if node.released:
-                raise TensorError(f"backward: a tensor of shape "
-                                  f"{list(node.shape)} belongs to a "
-                                  "released tape")
-        if not self.requires_grad:
-            raise TensorError("backward needs a tensor that depends on a "
-                              "leaf with requires_grad=True")
-        if upstream is None:
-            return np.ones(self.shape)
-        seed = as_float64_array(upstream, "backward upstream")
-        if seed.shape != self.shape:
-            raise TensorError("backward upstream shape must equal output "
-                              f"shape {list(self.shape)}, "
-                              f"got {list(seed.shape)}")
-        return seed
-
-    def zero_grad(self) -> None:
-        self.grad = None
-
     def release(self) -> None:
-        """Drop the graph behind this tensor and retire its tensors."""
+        """Drop the graph behind this tensor: its tensors keep their
+        values but refuse further use; a ``Parameter`` is not retired."""
         for node in self.topological_order():
             node.parents, node.vjp = (), None
-            node.released = not node.outlives_release
-
-
-def _operator(op: Callable[[Tensor, Tensor], Tensor], a: Tensor,
-              b: object, symbol: str) -> Tensor:
-    """``a + b``, ``a * b``, ``a @ b``, or a ``TensorError``."""
-    if not isinstance(b, Tensor):
-        raise TensorError(f"tensor {symbol} needs a Tensor on both sides, "
-                          f"got {type(b).__name__}")
-    try:
-        return op(a, b)
-    except ValueError as error:  # from NumPy: shapes that do not fit
-        raise TensorError(f"tensor {list(a.shape)} {symbol} "
-                          f"{list(b.shape)}: {error}") from error
+            node.released = type(node) is Tensor
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -194,30 +174,33 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 # -- operations: the forward computation, then its VJP -------------------
 
+@operation
 def add(a: Tensor, b: Tensor) -> Tensor:
     """``a + b`` with NumPy broadcasting."""
-    def vjp(g):
-        return unbroadcast(g, a.shape), unbroadcast(g, b.shape)
-
-    return Tensor.result(a.value + b.value, (a, b), vjp)
+    return Tensor.result(a.value + b.value, (a, b), lambda g: (
+        unbroadcast(g, a.shape), unbroadcast(g, b.shape)))
 
 
+@operation
 def mul(a: Tensor, b: Tensor) -> Tensor:
     """``a * b`` elementwise, with NumPy broadcasting."""
-    def vjp(g):  # d(ab) = da b + a db
-        return (unbroadcast(g * b.value, a.shape),
-                unbroadcast(g * a.value, b.shape))
-
-    return Tensor.result(a.value * b.value, (a, b), vjp)
+    return Tensor.result(a.value * b.value, (a, b), lambda g: (
+        unbroadcast(g * b.value, a.shape),    # d(ab) = da b + a db
+        unbroadcast(g * a.value, b.shape)))
 
 
+@operation
 def scale(a: Tensor, factor: float) -> Tensor:
     """``a * factor`` for a constant number."""
     return Tensor.result(a.value * factor, (a,), lambda g: (g * factor,))
 
 
+@operation
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """``[..., n, k] @ [k, m]`` (a weight), or batched ``[..., k, m]``."""
+    if b.ndim < 2:
+        raise ValueError("the right operand needs two axes or more")
+
     def vjp(g):  # dA = G B^T, dB = A^T G
         g_a = g_b = None
         if a.requires_grad:
@@ -232,19 +215,22 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return Tensor.result(a.value @ b.value, (a, b), vjp)
 
 
-def reshape(a: Tensor, shape: Sequence[int]) -> Tensor:
+@operation
+def reshape(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     """The same values in a new shape (row-major order)."""
     return Tensor.result(a.value.reshape(tuple(shape)), (a,),
                          lambda g: (g.reshape(a.shape),))
 
 
-def transpose(a: Tensor, axes: Sequence[int]) -> Tensor:
+@operation
+def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
     """Permute the axes; the VJP applies the inverse permutation."""
     inverse = np.argsort([axis % a.ndim for axis in axes])
     return Tensor.result(a.value.transpose(axes), (a,),
                          lambda g: (g.transpose(inverse),))
 
 
+@operation
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
@@ -262,6 +248,7 @@ def causal_softmax(scores: Tensor) -> Tensor:
     return Tensor.result(p, (scores,), vjp)
 
 
+@operation
 def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
     """Turn each pair ``(2i, 2i+1)`` of ``x: [..., T, d]`` by its angle.
 
@@ -280,13 +267,10 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
     return Tensor.result(turn(x.value, sin), (x,), vjp)
 
 
+@operation
 def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis of ``x``."""
     mean_square = np.mean(x.value**2, axis=-1, keepdims=True)  # [..., 1]
-    if not np.all(mean_square + epsilon > 0):  # eps = 0: a row of zeros
-        raise RmsNormError("RMSNorm with epsilon 0 cannot scale a row whose"
-                           " mean square is 0, got "
-                           f"{np.sum(mean_square == 0)} such rows")
     inverse_rms = 1.0 / np.sqrt(mean_square + epsilon)         # [..., 1]
     n = x.value * inverse_rms                                  # [..., d]
 
@@ -299,6 +283,7 @@ def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     return Tensor.result(n * gain.value, (x, gain), vjp)
 
 
+@operation
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``, with ``sigmoid = (1 + tanh(x/2)) / 2``."""
     sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))  # never overflows
@@ -307,3 +292,6 @@ def silu(x: Tensor) -> Tensor:
         return (g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),)
 
     return Tensor.result(x.value * sigmoid, (x,), vjp)
+
+
+Tensor.__add__, Tensor.__mul__, Tensor.__matmul__ = add, mul, matmul

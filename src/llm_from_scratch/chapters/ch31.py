@@ -11,12 +11,12 @@ describes and renders the learner report and the diagram trace.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from types import SimpleNamespace
 
 import numpy as np
 
 from ..attention import MultiHeadAttention
-from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
+from ..block import DecoderBlock, DecoderBlockConfig
 from ..errors import DecoderBlockError
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
@@ -24,7 +24,7 @@ from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
 from . import common
-from .formatting import format_bool, format_shape, format_vector
+from .formatting import format_bool, format_list, format_vector
 from .history import layer_norm_rows, rnn_style_states
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS, FEED_FORWARD_WIDTH = 1, 3, 4, 2, 4
@@ -39,8 +39,6 @@ PARAMETER_ORDER = (
     "attention_norm.gain", "attention.query.weight", "attention.key.weight", "attention.value.weight",
     "attention.output.weight", "ffn_norm.gain", "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight",
 )
-STAGES = ("input", "attention_norm", "attention_branch", "after_attention", "feed_forward_norm",
-          "feed_forward_branch", "output")
 RNN_INPUTS = (1.0, -0.5, 0.25)
 
 
@@ -94,97 +92,6 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
 
 # -- evidence -------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class PrimaryEvidence(common.WorkedExample):
-    forward: DecoderBlockForward
-    probe_logits: np.ndarray
-    pre_norm_order: bool
-    first_residual_exact: bool
-    second_residual_exact: bool
-    post_norm_first_stage: np.ndarray
-    post_norm_differs: bool
-
-
-@dataclass(frozen=True)
-class ParameterEvidence:
-    names: list[str]
-    shapes: list[tuple[int, ...]]
-    tensors: int
-    scalars: int
-    formula_scalars: int
-    bias_free: bool
-    stable_order: bool
-    node_distinct: bool
-
-
-@dataclass(frozen=True)
-class HistoryEvidence:
-    rnn_inputs: np.ndarray
-    rnn_style_states: np.ndarray
-    sequential_recurrence: bool
-    original_post_norm: bool
-    modern_pre_norm: bool
-    numeric_order_contrast: bool
-
-
-@dataclass(frozen=True)
-class LearnerEvidence:
-    primary: PrimaryEvidence
-    shapes: dict[str, tuple[int, ...]]
-    parameters: ParameterEvidence
-    errors: dict[str, common.ErrorCase]
-    gradients: common.GradientEvidence
-    history: HistoryEvidence
-    replay_bitwise: bool
-
-
-def primary_evidence() -> PrimaryEvidence:
-    """Forward and backward on the worked example, the residual paths and the order of the stages."""
-    block = build_block()
-    x_value = example_input()
-    shared = common.worked_example(block, x_value, perturbed_input(), example_upstream())
-    f = shared["forward"]
-    output, x_prime = f.output.value, f.after_attention.value
-    # The same components called one by one, in the pre-norm order of the formula.
-    n_a = block.attention_norm.forward(Tensor(x_value)).value
-    a = block.attention.forward(Tensor(n_a)).output.value
-    n_f = block.feed_forward_norm.forward(Tensor(x_value + a)).value
-    y = x_value + a + block.feed_forward.forward(Tensor(n_f)).output.value
-    post_norm = post_norm_first_stage(block, x_value)
-    return PrimaryEvidence(
-        **shared, probe_logits=output @ probe_matrix(),
-        pre_norm_order=common.identical(y, output) and common.identical(x_value + a, x_prime),
-        first_residual_exact=common.identical(x_prime, x_value + f.attention_branch.value),
-        second_residual_exact=common.identical(output, x_prime + f.feed_forward_branch.value),
-        post_norm_first_stage=post_norm,
-        post_norm_differs=bool(np.max(np.abs(post_norm - x_prime)) > INVARIANT_TOLERANCE),
-    )
-
-
-def shape_evidence(primary: PrimaryEvidence) -> dict[str, tuple[int, ...]]:
-    """Shapes in the report's order: seven residual-width tensors, the weights, the probe logits."""
-    shapes = {stage: primary.value(stage).shape for stage in STAGES}
-    shapes["attention_weights"] = primary.value("attention_weights").shape
-    shapes["probe_logits"] = primary.probe_logits.shape
-    order = ("input", "attention_norm", "attention_weights", "attention_branch", "after_attention",
-             "feed_forward_norm", "feed_forward_branch", "output", "probe_logits")
-    return {key: shapes[key] for key in order}
-
-
-def parameter_evidence() -> ParameterEvidence:
-    block = build_block()
-    parameters = block.parameters()
-    d, d_ff = MODEL_WIDTH, FEED_FORWARD_WIDTH
-    return ParameterEvidence(
-        names=parameters.names, shapes=[p.shape for p in parameters], tensors=len(parameters),
-        scalars=parameters.count(), formula_scalars=2 * d + 4 * d * d + 3 * d * d_ff,
-        bias_free=bias_free(block),
-        stable_order=parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER],
-        node_distinct=len({id(p) for p in parameters}) == len(parameters)
-        and block.attention_norm.gain is not block.feed_forward_norm.gain,
-    )
-
-
 def bias_free(block: DecoderBlock) -> bool:
     """No part of the block adds a constant: its two branches map a zero input to exactly zero at every
     stage, and both norms are odd, ``N(-x) = -N(x)`` (a LayerNorm-style shift would break that)."""
@@ -196,8 +103,8 @@ def bias_free(block: DecoderBlock) -> bool:
             and common.zero_stays_zero(block.feed_forward.forward(zeros)))
 
 
-def error_evidence() -> dict[str, common.ErrorCase]:
-    """Every rejection the chapter lists, in the report's order."""
+def error_evidence() -> dict[str, DecoderBlockError | None]:
+    """Every rejection the chapter lists, in the report's order: the typed error each attempt raised."""
     x = example_input()
 
     def component_width():
@@ -207,7 +114,7 @@ def error_evidence() -> dict[str, common.ErrorCase]:
 
     config = DecoderBlockConfig(model_width=MODEL_WIDTH, heads=3, feed_forward_width=FEED_FORWARD_WIDTH,
                                 max_positions=MAX_POSITIONS, rope_base=ROPE_BASE, rms_epsilon=1e-5)
-    cases = {
+    return common.error_cases({
         "configuration": lambda: DecoderBlock.new(PREFIX, config, SplitMix64(31)),
         "component_width": component_width,
         "input_rank": lambda: build_block().forward(Tensor(x[0])),
@@ -215,107 +122,125 @@ def error_evidence() -> dict[str, common.ErrorCase]:
         "empty_tokens": lambda: build_block().forward(Tensor(np.zeros((1, 0, 4)))),
         "position_range": lambda: build_block().forward(Tensor(x), position_offset=4),
         "released_input": lambda: common.reuse_released_input(build_block(), x),
-    }
-    return {key: common.run_error_case(key, DecoderBlockError, attempt) for key, attempt in cases.items()}
-
-
-def history_evidence(primary: PrimaryEvidence) -> HistoryEvidence:
-    """A serial state vs the two residual orders of the same fixed components."""
-    inputs = np.array(RNN_INPUTS)
-    states = rnn_style_states(inputs)
-    changed_first = inputs.copy()
-    changed_first[0] = -changed_first[0]
-    post_norm = primary.post_norm_first_stage
-    x_prime = primary.value("after_attention")
-    return HistoryEvidence(
-        rnn_inputs=inputs, rnn_style_states=states,
-        # the last state still remembers the first input: it travelled through every step
-        sequential_recurrence=bool(rnn_style_states(changed_first)[-1] != states[-1]),
-        # Post-LN: the stage's own output is normalised (every row has mean 0)
-        original_post_norm=bool(np.all(np.abs(post_norm.mean(axis=-1)) <= INVARIANT_TOLERANCE)),
-        # Pre-LN: the residual stream x' itself stays unnormalised
-        modern_pre_norm=bool(np.any(np.abs(np.sqrt(np.mean(x_prime ** 2, axis=-1)) - 1.0) > INVARIANT_TOLERANCE)),
-        numeric_order_contrast=primary.post_norm_differs,
-    )
+    })
 
 
 @functools.lru_cache(maxsize=1)
-def learner_evidence() -> LearnerEvidence:
-    """Everything the report, the trace, the figures and the notebook show (computed once per process)."""
-    primary = primary_evidence()
-    return LearnerEvidence(
-        primary=primary, shapes=shape_evidence(primary), parameters=parameter_evidence(),
-        errors=error_evidence(), history=history_evidence(primary),
-        gradients=common.gradient_evidence(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE),
-        replay_bitwise=common.replays_bitwise(primary, primary_evidence()),
-    )
+def learner_evidence() -> SimpleNamespace:
+    """Every finding the report, the trace and the notebook show, measured once per process."""
+    block, x = build_block(), example_input()
+    e = SimpleNamespace(**common.worked_example(block, x, perturbed_input(), example_upstream()))
+    f = e.forward
+    e.stages = {"input": x, "attention_norm": f.attention_norm.value, "attention_branch": f.attention.output.value,
+                "after_attention": f.after_attention.value, "feed_forward_norm": f.feed_forward_norm.value,
+                "feed_forward_branch": f.feed_forward.output.value, "output": f.output.value}
+    e.probe_logits = f.output.value @ probe_matrix()
+    # The same components called one by one, in the pre-norm order of the formula.
+    a = block.attention.forward(block.attention_norm.forward(Tensor(x))).output.value
+    n_f = block.feed_forward_norm.forward(Tensor(x + a)).value
+    y = x + a + block.feed_forward.forward(Tensor(n_f)).output.value
+    e.pre_norm_order = common.identical(y, f.output.value) and common.identical(x + a, f.after_attention.value)
+    x_prime = f.after_attention.value
+    e.first_residual_exact = common.identical(x_prime, x + e.stages["attention_branch"])
+    e.second_residual_exact = common.identical(f.output.value, x_prime + e.stages["feed_forward_branch"])
+    e.post_norm_first_stage = post_norm_first_stage(block, x)
+    e.post_norm_differs = bool(np.max(np.abs(e.post_norm_first_stage - f.after_attention.value)) > INVARIANT_TOLERANCE)
+    parameters = block.parameters()
+    e.names, e.tensors, e.scalars = parameters.names, len(parameters), parameters.count()
+    e.bias_free = bias_free(block)
+    e.stable_order = parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER]
+    e.node_distinct = (len({id(p) for p in parameters}) == len(parameters)
+                       and block.attention_norm.gain is not block.feed_forward_norm.gain)
+    e.errors = error_evidence()
+    e.gradients = common.gradient_check(build_block(), x, example_upstream(), GRADIENT_TOLERANCE)
+    e.replay_bitwise = common.replays_bitwise(build_block, x, example_upstream())
+    inputs = np.array(RNN_INPUTS)
+    e.rnn_style_states, changed_first = rnn_style_states(inputs), inputs * [-1.0, 1.0, 1.0]
+    # the last state still remembers the first input: it travelled through every step
+    e.sequential_recurrence = bool(rnn_style_states(changed_first)[-1] != e.rnn_style_states[-1])
+    # Post-LN: the stage's own output is normalised (every row has mean 0)
+    e.original_post_norm = bool(np.all(np.abs(e.post_norm_first_stage.mean(axis=-1)) <= INVARIANT_TOLERANCE))
+    # Pre-LN: the residual stream x' itself stays unnormalised
+    rms = np.sqrt(np.mean(f.after_attention.value ** 2, axis=-1))
+    e.modern_pre_norm = bool(np.any(np.abs(rms - 1.0) > INVARIANT_TOLERANCE))
+    return e
+
+
+def shapes(e: SimpleNamespace) -> dict[str, tuple[int, ...]]:
+    """Shapes in the report's order: seven residual-width tensors, the weights, the probe logits."""
+    found = {key: value.shape for key, value in e.stages.items()}
+    found["attention_weights"] = e.forward.attention.attention_weights.shape
+    found["probe_logits"] = e.probe_logits.shape
+    order = ("input", "attention_norm", "attention_weights", "attention_branch", "after_attention",
+             "feed_forward_norm", "feed_forward_branch", "output", "probe_logits")
+    return {key: found[key] for key in order}
 
 
 # -- report and trace -------------------------------------------------------------
 
-def render_report(evidence: LearnerEvidence | None = None) -> str:
-    e = evidence or learner_evidence()
-    p, params, g, h, b = e.primary, e.parameters, e.gradients, e.history, format_bool
+def render_report() -> str:
+    e, b = learner_evidence(), format_bool
+    g = [c.coordinates for c in e.gradients.checks]
     lines = [
         "chapter=31-decoder-block",
         f"config=batch:{BATCH} tokens:{TOKENS} model_width:{MODEL_WIDTH} heads:{HEADS} head_width:{HEAD_WIDTH} "
         f"feed_forward_width:{FEED_FORWARD_WIDTH} epsilon:{RMS_EPSILON:.6f}",
-        "shape=" + " ".join(f"{key}:{format_shape(shape)}" for key, shape in e.shapes.items()),
+        "shape=" + " ".join(f"{key}:{format_list(shape)}" for key, shape in shapes(e).items()),
         "order=attention_norm->attention->residual->feed_forward_norm->feed_forward->residual "
-        f"pre_norm:{b(p.pre_norm_order)} post_norm_differs:{b(p.post_norm_differs)}",
-        f"causality=prefix_0_bitwise:{b(p.prefix_zero_unchanged)} prefix_1_bitwise:{b(p.prefix_one_unchanged)} "
-        f"suffix_changed:{b(p.suffix_changed)} future_probabilities_zero:{b(p.future_probabilities_zero)}",
-        f"parameters=tensors:{params.tensors} scalars:{params.scalars} bias_free:{b(params.bias_free)} "
-        f"stable_order:{b(params.stable_order)} distinct:{b(params.node_distinct)}",
-        f"gradcheck=input:{g.input_checks} parameters:{g.parameter_checks} total:{g.report.total} "
-        f"tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(g.passed)} tape_finite:{b(p.tape_finite)}",
-        "errors=" + " ".join(f"{key}:{b(case.rejected)}" for key, case in e.errors.items()),
-        f"history=sequential_recurrence:{b(h.sequential_recurrence)} original_post_norm:{b(h.original_post_norm)} "
-        f"modern_pre_norm:{b(h.modern_pre_norm)} numeric_order_contrast:{b(h.numeric_order_contrast)}",
+        f"pre_norm:{b(e.pre_norm_order)} post_norm_differs:{b(e.post_norm_differs)}",
+        f"causality=prefix_0_bitwise:{b(e.prefix_zero_unchanged)} prefix_1_bitwise:{b(e.prefix_one_unchanged)} "
+        f"suffix_changed:{b(e.suffix_changed)} future_probabilities_zero:{b(e.future_probabilities_zero)}",
+        f"parameters=tensors:{e.tensors} scalars:{e.scalars} bias_free:{b(e.bias_free)} "
+        f"stable_order:{b(e.stable_order)} distinct:{b(e.node_distinct)}",
+        f"gradcheck=input:{g[0]} parameters:{sum(g[1:])} total:{sum(g)} "
+        f"tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(e.gradients.passed)} tape_finite:{b(e.tape_finite)}",
+        "errors=" + " ".join(f"{key}:{b(isinstance(error, DecoderBlockError))}" for key, error in e.errors.items()),
+        f"history=sequential_recurrence:{b(e.sequential_recurrence)} original_post_norm:{b(e.original_post_norm)} "
+        f"modern_pre_norm:{b(e.modern_pre_norm)} numeric_order_contrast:{b(e.post_norm_differs)}",
         f"replay={'bitwise' if e.replay_bitwise else 'mismatch'}",
         "next=stack these blocks between token embeddings and a tied vocabulary head",
     ]
     return "\n".join(lines) + "\n"
 
 
-def render_trace(evidence: LearnerEvidence | None = None) -> str:
+def render_trace() -> str:
     """The 33-line diagram trace of both residual paths."""
-    e = evidence or learner_evidence()
-    p, params, g, h, b = e.primary, e.parameters, e.gradients, e.history, format_bool
-    weights = p.value("attention_weights")[0]                                  # [h, T, T]
+    e, b = learner_evidence(), format_bool
+    g = [c.coordinates for c in e.gradients.checks]
+    weights = e.forward.attention.attention_weights.value[0]                   # [h, T, T]
     lines = [
         f"CONFIG|batch={BATCH}|tokens={TOKENS}|model_width={MODEL_WIDTH}|heads={HEADS}|head_width={HEAD_WIDTH}"
         f"|feed_forward_width={FEED_FORWARD_WIDTH}|epsilon={RMS_EPSILON:.6f}"
         "|stage_order=[attention-norm,attention,residual-1,feed-forward-norm,feed-forward,residual-2]",
-        *(f"SHAPE|stage={key.replace('_', '-')}|value={format_shape(shape)}" for key, shape in e.shapes.items()),
-        *(f"STAGE|name={stage.replace('_', '-')}|values={format_vector(p.value(stage))}" for stage in STAGES),
+        *(f"SHAPE|stage={key.replace('_', '-')}|value={format_list(shape)}" for key, shape in shapes(e).items()),
+        *(f"STAGE|name={key.replace('_', '-')}|values={format_vector(value)}" for key, value in e.stages.items()),
         *(common.weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
         f"MERGE|name=attention|identity=input|branch=attention-branch|result=after-attention"
-        f"|exact={b(p.first_residual_exact)}",
+        f"|exact={b(e.first_residual_exact)}",
         f"MERGE|name=feed-forward|identity=after-attention|branch=feed-forward-branch|result=output"
-        f"|exact={b(p.second_residual_exact)}",
-        *(f"PROBE|token={token}|values={format_vector(p.probe_logits[0, token])}" for token in range(TOKENS)),
-        f"ORDER_PROOF|pre_norm={b(p.pre_norm_order)}|post_norm_differs={b(p.post_norm_differs)}"
-        f"|post_norm_token_1={format_vector(p.post_norm_first_stage[0, 1])}"
-        f"|pre_norm_token_1={format_vector(p.value('after_attention')[0, 1])}",
-        f"CAUSAL_PROOF|position_0={'bitwise-unchanged' if p.prefix_zero_unchanged else 'changed'}"
-        f"|position_1={'bitwise-unchanged' if p.prefix_one_unchanged else 'changed'}"
-        f"|position_2={'changed' if p.suffix_changed else 'unchanged'}"
-        f"|future_probabilities={'exact-zero' if p.future_probabilities_zero else 'nonzero'}",
-        f"PARAMETERS|tensors={params.tensors}|scalars={params.scalars}|bias={b(not params.bias_free)}"
-        f"|stable_order={b(params.stable_order)}|distinct={b(params.node_distinct)}|names=[{','.join(params.names)}]",
-        f"GRADIENTS|input={g.input_checks}|parameters={g.parameter_checks}|total={g.report.total}"
-        f"|tolerance={GRADIENT_TOLERANCE:.6f}|passed={b(g.passed)}|tape_finite={b(p.tape_finite)}",
-        f"HISTORY|rnn_style_states={format_vector(h.rnn_style_states)}|sequential={b(h.sequential_recurrence)}"
-        f"|original_post_norm={b(h.original_post_norm)}|modern_pre_norm={b(h.modern_pre_norm)}"
-        f"|numeric_order_contrast={b(h.numeric_order_contrast)}",
+        f"|exact={b(e.second_residual_exact)}",
+        *(f"PROBE|token={token}|values={format_vector(e.probe_logits[0, token])}" for token in range(TOKENS)),
+        f"ORDER_PROOF|pre_norm={b(e.pre_norm_order)}|post_norm_differs={b(e.post_norm_differs)}"
+        f"|post_norm_token_1={format_vector(e.post_norm_first_stage[0, 1])}"
+        f"|pre_norm_token_1={format_vector(e.stages['after_attention'][0, 1])}",
+        f"CAUSAL_PROOF|position_0={'bitwise-unchanged' if e.prefix_zero_unchanged else 'changed'}"
+        f"|position_1={'bitwise-unchanged' if e.prefix_one_unchanged else 'changed'}"
+        f"|position_2={'changed' if e.suffix_changed else 'unchanged'}"
+        f"|future_probabilities={'exact-zero' if e.future_probabilities_zero else 'nonzero'}",
+        f"PARAMETERS|tensors={e.tensors}|scalars={e.scalars}|bias={b(not e.bias_free)}"
+        f"|stable_order={b(e.stable_order)}|distinct={b(e.node_distinct)}|names={format_list(e.names)}",
+        f"GRADIENTS|input={g[0]}|parameters={sum(g[1:])}|total={sum(g)}"
+        f"|tolerance={GRADIENT_TOLERANCE:.6f}|passed={b(e.gradients.passed)}|tape_finite={b(e.tape_finite)}",
+        f"HISTORY|rnn_style_states={format_vector(e.rnn_style_states)}|sequential={b(e.sequential_recurrence)}"
+        f"|original_post_norm={b(e.original_post_norm)}|modern_pre_norm={b(e.modern_pre_norm)}"
+        f"|numeric_order_contrast={b(e.post_norm_differs)}",
     ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
     return common.chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
-                        lambda: render_report(), lambda: render_trace())
+                               render_report, render_trace)
 
 
 if __name__ == "__main__":

@@ -1,76 +1,21 @@
-"""Pieces shared by the chapter evidence modules."""
+"""What both chapters measure on their worked example, and their command line."""
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import fields, is_dataclass
 
 import numpy as np
 
 from ..errors import LlmFromScratchError
 from ..gradcheck import GradcheckReport, gradcheck
 from ..tensor import Tensor
-from .formatting import format_number, format_vector
+from .formatting import format_list, format_number, format_vector
 
 GRADIENT_DELTA = 1e-6
-
-
-@dataclass(frozen=True)
-class ErrorCase:
-    """One invalid configuration or input and what the package answered."""
-
-    key: str
-    expected: type
-    raised: type | None
-    message: str
-
-    @property
-    def rejected(self) -> bool:
-        return self.raised is not None and issubclass(self.raised, self.expected)
-
-
-def run_error_case(key: str, expected: type, attempt: Callable[[], object]) -> ErrorCase:
-    """Run ``attempt``; record which typed error (if any) it raised and its message."""
-    try:
-        attempt()
-    except LlmFromScratchError as error:
-        return ErrorCase(key, expected, type(error), str(error))
-    return ErrorCase(key, expected, None, "accepted")
-
-
-@dataclass(frozen=True)
-class GradientEvidence:
-    """Central differences against ``backward`` for the input and every parameter."""
-
-    report: GradcheckReport
-
-    def checks(self, index: int) -> int:
-        """Coordinates checked in tensor ``index`` (0: the input, then the parameters in order)."""
-        return self.report.checks[index].coordinates
-
-    @property
-    def input_checks(self) -> int:
-        return self.checks(0)
-
-    @property
-    def parameter_checks(self) -> int:
-        return self.total - self.input_checks
-
-    @property
-    def total(self) -> int:
-        return self.report.total
-
-    @property
-    def passed(self) -> bool:
-        return self.report.passed
-
-
-def gradient_evidence(layer, x_value: np.ndarray, upstream: np.ndarray, tolerance: float) -> GradientEvidence:
-    """Gradcheck of ``layer.forward(x).output`` over the input and every parameter of ``layer``."""
-    report = gradcheck(lambda x: layer.forward(x).output, x_value, list(layer.parameters()), upstream,
-                       delta=GRADIENT_DELTA, tolerance=tolerance)
-    return GradientEvidence(report)
 
 
 def identical(a: np.ndarray, b: np.ndarray) -> bool:
@@ -87,77 +32,66 @@ def tensors_of(record: object) -> list[Tensor]:
     return found
 
 
-def all_finite(tensors: Sequence[Tensor | np.ndarray | None]) -> bool:
-    values = [t.value if isinstance(t, Tensor) else t for t in tensors if t is not None]
-    return all(bool(np.all(np.isfinite(v))) for v in values)
+def worked_example(layer, x_value: np.ndarray, perturbed: np.ndarray, upstream: np.ndarray) -> dict:
+    """One forward and backward pass of ``layer`` and the causal checks: the findings both reports share.
+
+    ``perturbed`` is ``x_value`` with only the last token changed: rows 0 and 1 of the output must stay bit for
+    bit, row 2 must change. The tape is released at the end; its values stay readable.
+    """
+    x = Tensor(x_value, requires_grad=True)
+    forward = layer.forward(x)
+    output, changed = forward.output.value, layer.forward(Tensor(perturbed)).output.value
+    forward.output.backward(upstream)
+    gradients = tuple(p.grad.copy() for p in layer.parameters())
+    weights = getattr(forward, "attention", forward).attention_weights.value   # [B, h, T, T]
+    future = np.triu(np.ones(weights.shape[-2:], dtype=bool), k=1)
+    facts = dict(
+        input=x_value, forward=forward, upstream=upstream, loss=float(np.sum(output * upstream)),
+        input_gradient=x.grad.copy(), parameter_gradients=gradients, prefix_perturbed_output=changed,
+        future_probabilities_zero=bool(np.all(weights[..., future] == 0.0)),
+        prefix_zero_unchanged=identical(changed[0, 0], output[0, 0]),
+        prefix_one_unchanged=identical(changed[0, 1], output[0, 1]),
+        suffix_changed=not identical(changed[0, 2], output[0, 2]),
+        tape_finite=all(bool(np.isfinite(v).all())
+                        for v in [*(t.value for t in tensors_of(forward)), x.grad, *gradients]))
+    forward.output.release()
+    return facts
+
+
+def replays_bitwise(layer_factory: Callable[[], object], x_value: np.ndarray, upstream: np.ndarray) -> bool:
+    """Two fresh runs forward and backward give the same output and gradients bit for bit."""
+    runs = []
+    for _ in range(2):
+        layer, x = layer_factory(), Tensor(x_value, requires_grad=True)
+        output = layer.forward(x).output
+        output.backward(upstream)
+        runs.append([output.value, x.grad, *(p.grad for p in layer.parameters())])
+    return all(identical(a, b) for a, b in zip(*runs, strict=True))
+
+
+def gradient_check(layer, x_value: np.ndarray, upstream: np.ndarray, tolerance: float) -> GradcheckReport:
+    """Central differences against ``backward`` for the input and every parameter of ``layer``."""
+    return gradcheck(lambda x: layer.forward(x).output, x_value, list(layer.parameters()), upstream,
+                     delta=GRADIENT_DELTA, tolerance=tolerance)
 
 
 def zero_stays_zero(record: object) -> bool:
-    """A forward run on a zero input is exactly zero at every stage but the probabilities.
-
-    That is what a layer without biases does: each projection only multiplies.
-    A bias anywhere (Q, K, V, O, gate, up or down) would show up as a nonzero stage.
-    """
+    """A forward run on a zero input is exactly zero at every stage but the probabilities: each projection
+    only multiplies. A bias anywhere (Q, K, V, O, gate, up or down) would show up as a nonzero stage."""
     return all(not getattr(record, field.name).value.any() for field in fields(record)
                if field.name != "attention_weights")
 
 
-def future_probabilities_zero(weights: np.ndarray) -> bool:
-    """Every probability right of the diagonal of ``[..., T, T]`` is exactly 0."""
-    above = np.triu(np.ones(weights.shape[-2:], dtype=bool), k=1)
-    return bool(np.all(weights[..., above] == 0.0))
-
-
-@dataclass(frozen=True)
-class WorkedExample:
-    """What both chapters measure on their worked example: one forward pass and every stage of it, the causal
-    checks, and one backward pass. Each chapter's ``PrimaryEvidence`` adds its own findings."""
-
-    input: np.ndarray
-    forward: object                 # the layer's forward record
-    future_probabilities_zero: bool  # every weight right of the diagonal is exactly 0
-    prefix_perturbed_output: np.ndarray  # the output when only the last token changes
-    prefix_zero_unchanged: bool
-    prefix_one_unchanged: bool
-    suffix_changed: bool
-    upstream: np.ndarray
-    loss: float                      # sum(output * upstream)
-    input_gradient: np.ndarray
-    parameter_gradients: tuple[np.ndarray, ...]
-    tape_finite: bool
-
-    def value(self, stage: str) -> np.ndarray:
-        """The input or a stage of the forward record as an array, e.g. ``value("attention_weights")``."""
-        return self.input if stage == "input" else getattr(self.forward, stage).value
-
-
-def worked_example(layer, x_value: np.ndarray, perturbed_input: np.ndarray, upstream: np.ndarray) -> dict:
-    """The fields of ``WorkedExample`` for ``layer``; the tape is released at the end, its values stay readable."""
-    x = Tensor(x_value, requires_grad=True)
-    forward = layer.forward(x, position_offset=0)
-    output = forward.output.value
-    perturbed = layer.forward(Tensor(perturbed_input)).output.value  # rows 0, 1 must stay, row 2 must change
-    forward.output.backward(upstream)
-    gradients = tuple(p.grad.copy() for p in layer.parameters())
-    fields_ = {
-        "input": x_value, "forward": forward,
-        "future_probabilities_zero": future_probabilities_zero(forward.attention_weights.value),
-        "prefix_perturbed_output": perturbed, "prefix_zero_unchanged": identical(perturbed[0, 0], output[0, 0]),
-        "prefix_one_unchanged": identical(perturbed[0, 1], output[0, 1]),
-        "suffix_changed": not identical(perturbed[0, 2], output[0, 2]),
-        "upstream": upstream, "loss": float(np.sum(output * upstream)), "input_gradient": x.grad.copy(),
-        "parameter_gradients": gradients, "tape_finite": all_finite([*tensors_of(forward), x.grad, *gradients]),
-    }
-    forward.output.release()
-    return fields_
-
-
-def replays_bitwise(first, second) -> bool:
-    """Two runs of a chapter's primary evidence gave the same output and gradients bit for bit."""
-    return (identical(first.forward.output.value, second.forward.output.value)
-            and identical(first.input_gradient, second.input_gradient)
-            and all(identical(a, b) for a, b in zip(first.parameter_gradients, second.parameter_gradients,
-                                                    strict=True)))
+def error_cases(cases: dict[str, Callable[[], object]]) -> dict[str, LlmFromScratchError | None]:
+    """Run every attempt; keep the typed error it raised (``None`` if it was accepted)."""
+    raised = {}
+    for key, attempt in cases.items():
+        try:
+            attempt()
+            raised[key] = None
+        except LlmFromScratchError as error:
+            raised[key] = error
+    return raised
 
 
 def reuse_released_input(layer, x_value: np.ndarray) -> None:
@@ -169,18 +103,28 @@ def reuse_released_input(layer, x_value: np.ndarray) -> None:
 
 def weight_record(head: int, query: int, row: np.ndarray) -> str:
     """One causal probability row of the diagram trace, with its visible and masked keys."""
-    tokens = row.shape[0]
     return (f"WEIGHTS|head={head}|query={query}|values={format_vector(row)}"
-            f"|visible=[{','.join(str(k) for k in range(query + 1))}]"
-            f"|masked=[{','.join(str(k) for k in range(query + 1, tokens))}]"
+            f"|visible={format_list(range(query + 1))}|masked={format_list(range(query + 1, row.shape[0]))}"
             f"|row_sum={format_number(row.sum())}")
 
 
 def chapter_main(argv: Sequence[str] | None, description: str, report: Callable[[], str],
                  trace: Callable[[], str]) -> int:
-    """``python -m llm_from_scratch.chapters.chNN [--trace]``."""
+    """``python -m llm_from_scratch.chapters.chNN [--trace]``: the report or the trace on stdout.
+
+    A reader that closes the pipe early or a full disk ends the command with one line on stderr and status 1,
+    not a traceback.
+    """
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--trace", action="store_true", help="print the diagram trace instead of the report")
     arguments = parser.parse_args(argv)
-    print(trace() if arguments.trace else report(), end="")
+    text = trace() if arguments.trace else report()
+    try:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    except OSError as error:  # BrokenPipeError, or ENOSPC from a full disk
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing left to flush at exit
+        reason = "the reader closed the pipe" if isinstance(error, BrokenPipeError) else error.strerror
+        print(f"{parser.prog}: output not written: {reason}", file=sys.stderr)
+        return 1
     return 0

@@ -1,10 +1,13 @@
-"""Fixed number formatting for reports, traces and notebook output (nbval compares every byte)."""
+"""Fixed text formats for reports, traces, notebook output and feedback (nbval compares every byte)."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 
 import numpy as np
+
+WIDTH = 75  # an output block of the book holds 75 characters at a 1280 px window
 
 
 def format_number(value: float, decimals: int = 6) -> str:
@@ -15,31 +18,40 @@ def format_number(value: float, decimals: int = 6) -> str:
 
 def format_vector(values: object, decimals: int = 6) -> str:
     """All values of an array, flattened row-major: ``[1.000000,0.000000]``."""
-    flat = np.asarray(values, dtype=np.float64).ravel()
-    return "[" + ",".join(format_number(v, decimals) for v in flat) + "]"
+    return format_list(format_number(v, decimals) for v in np.asarray(values, dtype=np.float64).ravel())
 
 
-def format_rows(values: object, decimals: int = 6) -> str:
-    """A matrix (or a stack of them) as nested rows: ``[[1.000000,0.000000],[...]]``."""
-    array = np.asarray(values, dtype=np.float64)
-    if array.ndim <= 1:
-        return format_vector(array, decimals)
-    return "[" + ",".join(format_rows(row, decimals) for row in array) + "]"
+def format_list(items: Iterable[object]) -> str:
+    """The report's compact lists: ``[1,3,4]``, ``[query.weight,key.weight]``."""
+    return "[" + ",".join(str(item) for item in items) + "]"
 
 
 def format_shape(shape: Sequence[int]) -> str:
-    """``[1,3,4]``."""
-    return "[" + ",".join(str(int(n)) for n in shape) + "]"
-
-
-def format_shapes(shapes: Iterable[Sequence[int]]) -> str:
-    return "[" + ",".join(format_shape(s) for s in shapes) + "]"
-
-
-def format_names(names: Iterable[str]) -> str:
-    return "[" + ",".join(names) + "]"
+    """A shape as the prose and the errors write it: ``[1, 3, 4]``."""
+    return str([int(n) for n in shape])
 
 
 def format_bool(value: bool) -> str:
     """``true`` / ``false``, as in the course's reports."""
     return "true" if value else "false"
+
+
+def wrap(text: str, width: int = WIDTH) -> str:
+    """Every line at most ``width`` characters, for an output block of the book.
+
+    A long line breaks after a space, a comma or a ``|``, so a number is never cut in two (only a run
+    with none of them is cut at the width); its continuation lines start with the line's own indent
+    plus four spaces. Removing each ``"\\n"`` and the indent after it gives the text back.
+    """
+    out = []
+    for line in text.splitlines():
+        indent = " " * min(len(line) - len(line.lstrip(" ")) + 4, width // 2)
+        head = ""
+        while len(head) + len(line) > width:
+            room = width - len(head)
+            cut = max((match.end() for match in re.finditer(r"[ ,|]", line[:room])), default=room)
+            out.append(head + line[:cut])
+            line, head = line[cut:], indent
+        out.append(head + line)
+    return "\n".join(out)
+

@@ -19,7 +19,6 @@
   the concatenated row ``[a, b, c, d]`` (``symbolic_output``).
 * ``stage_values``: every stage of a forward pass for one sequence (the
   whole-layer figure draws them).
-* ``wrap``: the report and the trace folded to the book's output width.
 
 Everything the layer computes goes through the package's public API, so the
 lesson's numbers come from the same code as the chapter's example.
@@ -28,7 +27,6 @@ lesson's numbers come from the same code as the chapter's example.
 from __future__ import annotations
 
 import dataclasses
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -232,23 +230,3 @@ def stage_values(forward: MultiHeadAttentionForward, sequence: int = 0) -> dict[
     """``{stage name: value}`` of one sequence of the batch, ``[h, T, d_h]``, ``[T, d_model]``, ..."""
     return {field.name: getattr(forward, field.name).value[sequence] for field in dataclasses.fields(forward)}
 
-
-# -- the report at the book's width ------------------------------------------------------
-
-def wrap(text: str, width: int = 75, indent: str = "    ") -> str:
-    """Fold every line longer than ``width`` after a space, a comma or a ``|``.
-
-    A number is never cut in two (``-0.841471`` stays whole); continuation
-    lines start with ``indent``. Removing each ``"\\n" + indent`` that this
-    inserts gives the text back.
-    """
-    out = []
-    for line in text.splitlines():
-        current = ""
-        for piece in re.findall(r"[^ ,|]*[ ,|]?", line)[:-1] or [""]:
-            if current and len(current) + len(piece) > width:
-                out.append(current)
-                current = indent
-            current += piece
-        out.append(current)
-    return "\n".join(out)

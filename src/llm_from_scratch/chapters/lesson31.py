@@ -7,13 +7,10 @@
   LayerNorm as ``N`` — placement and norm are two separate switches;
 * ``head0_derivation``: the probability ``0.005440`` of the worked example
   worked out by hand in NumPy (RoPE, dot products, scaling, softmax);
-* ``wrap_lines``, ``error_text``: long report lines and error messages
-  wrapped to the width of the page's output blocks.
 """
 
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 
 import numpy as np
@@ -111,25 +108,3 @@ def head0_derivation() -> Head0Derivation:
                            scaled=scaled, probabilities=exp / exp.sum())
 
 
-# -- printing for the page: output blocks hold 75 characters -------------------
-
-def wrap_lines(text: str, width: int = 75, indent: str = "    ") -> str:
-    """Every line at most ``width`` characters; long lines break after ``|``, a
-    space or a comma, and go on indented. ``"".join`` of the pieces of a line
-    (indents removed) gives the line back."""
-    out = []
-    for line in text.splitlines():
-        first = True
-        while len(line) > width - (0 if first else len(indent)):
-            room = width - (0 if first else len(indent))
-            cut = max(line.rfind(mark, 0, room) for mark in "| ,") + 1
-            cut = cut if cut > 0 else room
-            out.append(("" if first else indent) + line[:cut])
-            line, first = line[cut:], False
-        out.append(("" if first else indent) + line)
-    return "\n".join(out)
-
-
-def error_text(error: BaseException, width: int = 75) -> str:
-    """``Class: message``, wrapped to ``width`` with indented continuation lines."""
-    return textwrap.fill(f"{type(error).__name__}: {error}", width, subsequent_indent="    ")

@@ -16,6 +16,8 @@ from collections.abc import Sequence
 from IPython import get_ipython
 from IPython.display import Markdown
 
+from .formatting import wrap
+
 
 def source_markdown(*objects: object) -> str:
     """The source of functions, classes or methods as one fenced Python block."""
@@ -74,7 +76,7 @@ def short_errors(*kinds: type[BaseException], width: int = 75) -> None:
         return
 
     def show(shell, kind, error, traceback, tb_offset=None):
-        lines = textwrap.wrap(f"{kind.__name__}: {error}", width, subsequent_indent="  ")
+        lines = wrap(f"{kind.__name__}: {error}", width).splitlines()
         shell._showtraceback(kind, error, lines)   # the kernel sends it as an error output
 
     shell.set_custom_exc(tuple(kinds), show)

@@ -1,0 +1,37 @@
+"""The one line-wrapper of the chapters and the report formats."""
+
+import itertools
+
+import pytest
+
+from llm_from_scratch.chapters import ch30, ch31
+from llm_from_scratch.chapters.formatting import format_list, format_number, format_shape, wrap
+
+TEXTS = [ch30.render_report(), ch30.render_trace(), ch31.render_report(), ch31.render_trace(),
+         "short", "", "a,b c", "x" * 200, "  indented " + "word " * 40]
+
+
+@pytest.mark.parametrize("text", TEXTS, ids=range(len(TEXTS)))
+def test_wrap_fits_the_width_and_gives_the_text_back(text):
+    wrapped = wrap(text)
+    assert all(len(line) <= 75 for line in wrapped.splitlines())
+    lines = iter(wrapped.splitlines())
+    for original in text.splitlines():  # continuation lines: the line's indent plus four spaces
+        indent = " " * (len(original) - len(original.lstrip(" ")) + 4)
+        rebuilt = next(lines)
+        while len(rebuilt) < len(original):
+            rebuilt += next(lines).removeprefix(indent)
+        assert rebuilt == original
+
+
+@pytest.mark.parametrize("text", TEXTS[:4], ids=["ch30-report", "ch30-trace", "ch31-report", "ch31-trace"])
+def test_wrap_breaks_the_reports_after_a_separator_so_no_number_is_cut(text):
+    lines = wrap(text).splitlines()
+    breaks = [(a, b) for a, b in itertools.pairwise(lines) if b.startswith("    ")]
+    assert breaks and all(a[-1] in " ,|" for a, _ in breaks if any(c.isdigit() for c in a[-3:]))
+
+
+def test_formats():
+    assert format_shape((1, 3, 4)) == "[1, 3, 4]"  # prose, errors and feedback
+    assert format_list((1, 3, 4)) == "[1,3,4]"     # the seed's report lines
+    assert format_number(-1e-9) == "0.000000"
