@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from functools import partial
 
 from .causal import causal_scaled_dot_product_self_attention
-from .checks import (check_name, check_parameter, check_sequence,
-                     check_size, checked, positive_int)
+from .checks import (check_parameter, check_sequence, check_size,
+                     checked, positive_int)
 from .errors import MultiHeadAttentionError, chained
 from .heads import merge_heads, split_heads
 from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, check_generator, uniform_weight
+from .rng import SplitMix64, drawing, uniform_weight
 from .rope import RotaryEmbedding
 from .tensor import Tensor
 
@@ -97,20 +97,16 @@ class MultiHeadAttention:
     @classmethod
     def new(cls, prefix: str, model_width: int, heads: int,
             max_positions: int, rope_base: float, rng: SplitMix64):
-        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order from a copy
-        of ``rng``; ``rng`` moves on only when the layer is built."""
-        error = MultiHeadAttentionError
+        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order (see
+        ``rng.drawing``)."""
         check_configuration(model_width, heads)
-        d = int(model_width)
+        d, error = int(model_width), MultiHeadAttentionError
         check_size(d * d, "multi-head weight", error)
-        check_name(prefix, "multi-head name prefix", error)
-        check_generator(rng, "multi-head init", error)
-        trial = SplitMix64(rng.state)
-        weights = [Parameter(f"{prefix}.{role}.weight",
-                             uniform_weight(trial, d, d)) for role in ROLES]
-        layer = cls(*weights, heads, max_positions, rope_base)
-        rng.state = trial.state
-        return layer
+        with drawing(rng, prefix, "multi-head", error) as trial:
+            weights = [Parameter(f"{prefix}.{role}.weight",
+                                 uniform_weight(trial, d, d))
+                       for role in ROLES]
+            return cls(*weights, heads, max_positions, rope_base)
 
     @property
     def max_positions(self) -> int:

@@ -13,11 +13,11 @@ from functools import partial
 from typing import ClassVar
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
-from .checks import check_name, check_sequence, checked
+from .checks import check_sequence, checked
 from .errors import DecoderBlockError, chained
 from .parameter import ParameterList
 from .rmsnorm import RmsNorm
-from .rng import SplitMix64, check_generator
+from .rng import SplitMix64, drawing
 from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
 
@@ -90,33 +90,27 @@ class DecoderBlock:
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
-        down, drawn from a copy of ``rng``, which takes the copy's state
-        only once every part is built: a failure leaves it untouched."""
+        down, drawn in this order (see ``rng.drawing``)."""
         if not isinstance(config, DecoderBlockConfig):
             raise DecoderBlockError(f"{STAGE} config must be a "
                                     "DecoderBlockConfig, "
                                     f"got {type(config).__name__}")
-        check_name(prefix, f"{STAGE} name prefix", DecoderBlockError)
-        check_generator(rng, f"{STAGE} init", DecoderBlockError)
-        trial = SplitMix64(rng.state)
-        d, eps, roles = config.model_width, config.rms_epsilon, cls.ROLES
-        with chained(DecoderBlockError, roles["attention_norm"]):
-            attention_norm = RmsNorm.new(f"{prefix}.attention_norm.gain",
-                                         d, eps)
-        with chained(DecoderBlockError, roles["attention"]):
-            attention = MultiHeadAttention.new(
-                f"{prefix}.attention", d, config.heads,
-                config.max_positions, config.rope_base, trial)
-        with chained(DecoderBlockError, roles["feed_forward_norm"]):
-            feed_forward_norm = RmsNorm.new(f"{prefix}.ffn_norm.gain",
-                                            d, eps)
-        with chained(DecoderBlockError, roles["feed_forward"]):
-            feed_forward = SwiGlu.new(f"{prefix}.ffn", d,
-                                      config.feed_forward_width, d, trial)
-        block = cls(attention_norm, attention, feed_forward_norm,
-                    feed_forward)
-        rng.state = trial.state
-        return block
+        c, d = config, config.model_width
+        with drawing(rng, prefix, STAGE, DecoderBlockError) as trial:
+            recipes = (  # each part's constructor and its arguments
+                (RmsNorm.new, f"{prefix}.attention_norm.gain", d,
+                 c.rms_epsilon),
+                (MultiHeadAttention.new, f"{prefix}.attention", d, c.heads,
+                 c.max_positions, c.rope_base, trial),
+                (RmsNorm.new, f"{prefix}.ffn_norm.gain", d, c.rms_epsilon),
+                (SwiGlu.new, f"{prefix}.ffn", d, c.feed_forward_width, d,
+                 trial))
+            parts = []
+            for role, (new, *arguments) in zip(cls.ROLES.values(), recipes,
+                                               strict=True):
+                with chained(DecoderBlockError, role):
+                    parts.append(new(*arguments))
+            return cls(*parts)
 
     @property
     def max_positions(self) -> int:

@@ -5,9 +5,11 @@ sum, so draw ``k`` depends only on the starting state and ``k``: ``n``
 draws are one vectorised computation over ``state + k * GAMMA``.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 
-from .checks import MAX_SIZE, is_int, positive_int, shown
+from .checks import MAX_SIZE, check_name, is_int, positive_int, shown
 from .errors import InitializationError
 
 GAMMA = 0x9E3779B97F4A7C15
@@ -45,11 +47,19 @@ class SplitMix64:
         return f"SplitMix64(state={self.state:#018x})"
 
 
-def check_generator(rng, stage, error):
-    """``rng`` must be a ``SplitMix64`` (the seeded draws depend on it)."""
+@contextmanager
+def drawing(rng, prefix, stage, error):
+    """A copy of ``rng`` to draw a layer's weights from, once the name
+    prefix and the generator are checked; ``rng`` takes the copy's state
+    only when the ``with`` body succeeds, so a failure leaves it as it was.
+    """
+    check_name(prefix, f"{stage} name prefix", error)
     if not isinstance(rng, SplitMix64):
-        raise error(f"{stage} needs a SplitMix64 generator, "
+        raise error(f"{stage} init needs a SplitMix64 generator, "
                     f"got {type(rng).__name__}")
+    trial = SplitMix64(rng.state)
+    yield trial
+    rng.state = trial.state
 
 
 def uniform_weight(rng, fan_in, fan_out):

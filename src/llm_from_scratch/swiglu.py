@@ -6,11 +6,11 @@ the same map for every token.
 
 from dataclasses import dataclass
 
-from .checks import (check_name, check_parameter, check_size,
-                     check_tensor, checked, positive_int)
+from .checks import (check_parameter, check_size, check_tensor, checked,
+                     positive_int)
 from .errors import SwiGluError, chained
 from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, check_generator, uniform_weight
+from .rng import SplitMix64, drawing, uniform_weight
 from .tensor import Tensor, silu
 
 ROLES = ("gate", "up", "down")
@@ -54,23 +54,20 @@ class SwiGlu:
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
             output_width: int, rng: SplitMix64):
-        """Fresh gate, up, down weights, drawn in this order from a copy
-        of ``rng``; ``rng`` moves on only when the layer is built."""
+        """Fresh gate, up, down weights, drawn in this order (see
+        ``rng.drawing``)."""
         d_in, d_ff, d_out = (
             positive_int(width, f"SwiGLU {role} width", SwiGluError)
             for role, width in (("input", input_width),
                                 ("hidden", hidden_width),
                                 ("output", output_width)))
         check_size(d_ff * max(d_in, d_out), "SwiGLU weight", SwiGluError)
-        check_name(prefix, "SwiGLU name prefix", SwiGluError)
-        check_generator(rng, "SwiGLU init", SwiGluError)
-        trial = SplitMix64(rng.state)
-        shapes = ((d_in, d_ff), (d_in, d_ff), (d_ff, d_out))
-        layer = cls(*(
-            Parameter(f"{prefix}.{role}.weight", uniform_weight(trial, *n))
-            for role, n in zip(ROLES, shapes, strict=True)))
-        rng.state = trial.state
-        return layer
+        shapes = {"gate": (d_in, d_ff), "up": (d_in, d_ff),
+                  "down": (d_ff, d_out)}
+        with drawing(rng, prefix, "SwiGLU", SwiGluError) as trial:
+            return cls(*(Parameter(f"{prefix}.{role}.weight",
+                                   uniform_weight(trial, *shape))
+                         for role, shape in shapes.items()))
 
     @property
     def input_width(self) -> int:
