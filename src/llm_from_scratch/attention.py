@@ -14,7 +14,7 @@ from .checks import (check_parameter, check_sequence, check_size,
                      checked, positive_int)
 from .errors import MultiHeadAttentionError, chained
 from .heads import merge_heads, split_heads
-from .parameter import Parameter, ParameterList
+from .parameter import Layer, Parameter
 from .rng import SplitMix64, drawing, uniform_weight
 from .rope import RotaryEmbedding
 from .tensor import Tensor
@@ -74,7 +74,7 @@ class MultiHeadAttentionForward:
     output: Tensor                 # [B, T, d_model]
 
 
-class MultiHeadAttention:
+class MultiHeadAttention(Layer):
     """Q/K/V at full width, per-head RoPE and causal softmax, ``W_O``."""
 
     def __init__(self, query_weight, key_weight, value_weight,
@@ -83,16 +83,14 @@ class MultiHeadAttention:
         weights = (query_weight, key_weight, value_weight, output_weight)
         self.model_width = check_weights(weights)
         self.head_width = check_configuration(self.model_width, heads)
+        self.w_q, self.w_k, self.w_v, self.w_o = weights
         with chained(MultiHeadAttentionError, "multi-head parameters"):
-            ParameterList(weights)  # every name once
+            self.parameters()  # every name once
         with chained(MultiHeadAttentionError,
                      "multi-head RoPE configuration"):
             self.rope = RotaryEmbedding(self.head_width, max_positions,
                                         rope_base)
-        self.w_q, self.w_k, self.w_v, self.w_o = weights
-        self.heads = int(heads)
-
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
+        self.heads, self.max_positions = int(heads), self.rope.max_positions
 
     @classmethod
     def new(cls, prefix: str, model_width: int, heads: int,
@@ -107,14 +105,6 @@ class MultiHeadAttention:
                                  uniform_weight(trial, d, d))
                        for role in ROLES]
             return cls(*weights, heads, max_positions, rope_base)
-
-    @property
-    def max_positions(self) -> int:
-        return self.rope.max_positions
-
-    def parameters(self) -> ParameterList:
-        """``W_Q, W_K, W_V, W_O``, named ``<prefix>.query.weight`` etc."""
-        return ParameterList([self.w_q, self.w_k, self.w_v, self.w_o])
 
     @checked(check_input, MultiHeadAttentionError, "multi-head")
     def forward(self, x: Tensor,

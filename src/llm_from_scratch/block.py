@@ -15,7 +15,7 @@ from typing import ClassVar
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
 from .checks import check_sequence, checked
 from .errors import DecoderBlockError, chained
-from .parameter import ParameterList
+from .parameter import Layer
 from .rmsnorm import RmsNorm
 from .rng import SplitMix64, drawing
 from .swiglu import SwiGlu, SwiGluForward
@@ -47,10 +47,13 @@ class DecoderBlockForward:
     output: Tensor                        # y = x' + F           [B, T, d]
 
 
-class DecoderBlock:
+class DecoderBlock(Layer):
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
-    KINDS = (RmsNorm, MultiHeadAttention, RmsNorm, SwiGlu)
+    KINDS: ClassVar = {"attention norm": RmsNorm,  # the parts in order
+                       "attention": MultiHeadAttention,
+                       "feed-forward norm": RmsNorm,
+                       "feed-forward": SwiGlu}
     ROLES: ClassVar = {  # the parts as error messages name them
         "attention_norm": "attention RMSNorm",
         "attention": "causal multi-head attention",
@@ -62,9 +65,8 @@ class DecoderBlock:
                  feed_forward: SwiGlu) -> None:
         """The block from four built parts whose widths agree."""
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
-        for role, part, kind in zip(("attention norm", "attention",
-                                     "feed-forward norm", "feed-forward"),
-                                    parts, self.KINDS, strict=True):
+        for (role, kind), part in zip(self.KINDS.items(), parts,
+                                      strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
                     f"{STAGE} {role} must be a {kind.__name__}, "
@@ -78,10 +80,9 @@ class DecoderBlock:
             if width != d:
                 raise DecoderBlockError(
                     f"{STAGE} {component} width must be {d}, got {width}")
-        self.attention_norm, self.attention = attention_norm, attention
-        self.feed_forward_norm = feed_forward_norm
-        self.feed_forward = feed_forward
-        self.model_width = d
+        (self.attention_norm, self.attention, self.feed_forward_norm,
+         self.feed_forward) = parts
+        self.model_width, self.max_positions = d, attention.max_positions
         with chained(DecoderBlockError, f"{STAGE} parameters"):
             self.parameters()  # every name once
 
@@ -111,18 +112,6 @@ class DecoderBlock:
                 with chained(DecoderBlockError, role):
                     parts.append(new(*arguments))
             return cls(*parts)
-
-    @property
-    def max_positions(self) -> int:
-        return self.attention.max_positions
-
-    def parameters(self) -> ParameterList:
-        """attention_norm.gain, attention Q/K/V/O, ffn_norm.gain, ffn
-        gate/up/down."""
-        return ParameterList([*self.attention_norm.parameters(),
-                              *self.attention.parameters(),
-                              *self.feed_forward_norm.parameters(),
-                              *self.feed_forward.parameters()])
 
     def parameter_count(self) -> int:
         return self.parameters().count()

@@ -1,4 +1,5 @@
-"""Named trainable tensors, and tuples of them with distinct names."""
+"""Named trainable tensors, tuples of them with distinct names, and the
+layers that hold them."""
 
 from collections.abc import Iterable
 
@@ -53,3 +54,20 @@ class ParameterList(tuple):
     def zero_grad(self) -> None:
         for parameter in self:
             parameter.grad = None
+
+
+class Layer:
+    """Its parameters are found as ``torch.nn.Module`` finds them: each
+    ``Parameter`` attribute and each part's parameters, in the order set."""
+
+    def parameters(self) -> ParameterList:
+        found = []
+        for value in vars(self).values():
+            if isinstance(value, Layer):
+                found.extend(value.parameters())
+            elif isinstance(value, Parameter):
+                found.append(value)
+        return ParameterList(found)
+
+    # the chapters' name for the constructor, which checks its arguments
+    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from .checks import (check_parameter, check_size, check_tensor, checked,
                      positive_int)
 from .errors import SwiGluError, chained
-from .parameter import Parameter, ParameterList
+from .parameter import Layer, Parameter
 from .rng import SplitMix64, drawing, uniform_weight
 from .tensor import Tensor, silu
 
@@ -30,7 +30,7 @@ class SwiGluForward:
     output: Tensor     # [..., d_out] hidden @ W_down
 
 
-class SwiGlu:
+class SwiGlu(Layer):
     """Weights gate, up ``[d_in, d_ff]`` and down ``[d_ff, d_out]``."""
 
     def __init__(self, gate_weight: Parameter, up_weight: Parameter,
@@ -45,11 +45,10 @@ class SwiGlu:
         if down[0] != gate[1]:
             raise SwiGluError("SwiGLU down input width must equal hidden "
                               f"width {gate[1]}, got {down[0]}")
-        with chained(SwiGluError, "SwiGLU parameters"):
-            ParameterList(weights)  # every name once
         self.w_gate, self.w_up, self.w_down = weights
-
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
+        self.input_width, self.output_width = gate[0], down[1]
+        with chained(SwiGluError, "SwiGLU parameters"):
+            self.parameters()  # every name once
 
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
@@ -68,18 +67,6 @@ class SwiGlu:
             return cls(*(Parameter(f"{prefix}.{role}.weight",
                                    uniform_weight(trial, *shape))
                          for role, shape in shapes.items()))
-
-    @property
-    def input_width(self) -> int:
-        return self.w_gate.shape[0]
-
-    @property
-    def output_width(self) -> int:
-        return self.w_down.shape[1]
-
-    def parameters(self) -> ParameterList:
-        """``W_gate, W_up, W_down``, named ``<prefix>.gate.weight`` etc."""
-        return ParameterList([self.w_gate, self.w_up, self.w_down])
 
     @checked(check_input, SwiGluError, "SwiGLU")
     def forward(self, x: Tensor) -> SwiGluForward:
