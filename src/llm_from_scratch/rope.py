@@ -37,8 +37,8 @@ class RotaryEmbedding:
         check_size(capacity * d_h // 2, "RoPE table", RopeError)
         base = finite_number(rope_base, "RoPE base", RopeError)
         with np.errstate(over="ignore", invalid="ignore"):  # base < 1
-            frequencies = base ** (-2.0 * np.arange(d_h // 2) / d_h)
-            angles = np.outer(np.arange(capacity), frequencies)  # [P,d_h/2]
+            angles = np.outer(np.arange(capacity),  # [P, d_h/2]
+                              base ** (-2.0 * np.arange(d_h // 2) / d_h))
         if not np.isfinite(angles).all():
             raise RopeError(f"RoPE angles must be finite, got overflow for "
                             f"base {rope_base!r} with head width {d_h} and "
