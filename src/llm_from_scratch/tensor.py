@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 
 import numpy as np
 
@@ -140,20 +141,31 @@ class Tensor:
             raise TensorError("backward upstream shape must equal output "
                               f"shape {list(self.shape)}, "
                               f"got {list(seed.shape)}")
-        grads = {self: seed}
+        # own: the arrays only this pass sees, which it may keep or write
+        grads, own = {self: seed}, {id(seed)}
         for node in reversed(order):  # each tensor before its parents
             g = grads.pop(node, None)
             if g is None:
                 continue
             if node.vjp is None:  # a leaf: accumulate
-                node.grad = g.copy() if node.grad is None else node.grad + g
+                node.grad = (g if id(g) in own else g.copy()) if (
+                    node.grad is None) else node.grad + g
                 continue
-            for parent, g_parent in zip(node.parents, node.vjp(g),
-                                        strict=True):
-                if g_parent is not None and parent.requires_grad:
-                    earlier = grads.get(parent)  # from another path
-                    grads[parent] = (g_parent if earlier is None
-                                     else earlier + g_parent)
+            own.discard(id(g))  # a VJP may hand g on unchanged
+            outputs = node.vjp(g)
+            for parent, g_parent in zip(node.parents, outputs, strict=True):
+                if g_parent is None or not parent.requires_grad:
+                    continue
+                earlier = grads.get(parent)  # from another path
+                if earlier is not None and id(earlier) in own:
+                    earlier += g_parent
+                elif earlier is not None:
+                    grads[parent] = earlier = earlier + g_parent
+                    own.add(id(earlier))
+                else:
+                    grads[parent] = g_parent
+                    if fresh(g_parent, g, outputs):
+                        own.add(id(g_parent))
 
     def release(self) -> None:
         """Drop the graph behind this tensor: its tensors keep their
@@ -161,6 +173,13 @@ class Tensor:
         for node in self.topological_order():
             node.parents, node.vjp = (), None
             node.released = type(node) is Tensor
+
+
+def fresh(g_parent, g, outputs):
+    """A new array a VJP made for one parent, not ``g`` or a view."""
+    return (type(g_parent) is np.ndarray and g_parent.base is None
+            and sum(out is g_parent for out in outputs) == 1
+            and g_parent is not g)
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -204,15 +223,27 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     def vjp(g):  # dA = G B^T, dB = A^T G
         g_a = g_b = None
         if a.requires_grad:
-            g_a = unbroadcast(g @ np.swapaxes(b.value, -1, -2), a.shape)
+            g_a = unbroadcast(product(g, np.swapaxes(b.value, -1, -2)),
+                              a.shape)
         if b.requires_grad and b.ndim == 2:  # one weight for every row
-            rows = a.value.reshape(-1, a.shape[-1])          # [N, k]
-            g_b = rows.T @ g.reshape(-1, g.shape[-1])        # [k, m]
+            g_b = rows(a.value).T @ rows(g)                  # [k, m]
         elif b.requires_grad:
             g_b = unbroadcast(np.swapaxes(a.value, -1, -2) @ g, b.shape)
         return g_a, g_b
 
-    return Tensor.result(a.value @ b.value, (a, b), vjp)
+    return Tensor.result(product(a.value, b.value), (a, b), vjp)
+
+
+def rows(x):
+    """``[..., k] -> [N, k]``: every row of ``x``, one after another."""
+    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
+
+
+def product(x, y):
+    """``x @ y``; ``[..., k] @ [k, m]`` as one product of all the rows."""
+    if x.ndim < 3 or y.ndim > 2:
+        return x @ y
+    return (rows(x) @ y).reshape(*x.shape[:-1], y.shape[-1])
 
 
 @operation
@@ -238,9 +269,10 @@ def causal_softmax(scores: Tensor) -> Tensor:
     exactly 0; the diagonal is visible, so the row maximum is finite.
     """
     visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
-    masked = np.where(visible, scores.value, -np.inf)    # [..., T, T]
-    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
-    p = e / e.sum(axis=-1, keepdims=True)                # [..., T, T]
+    p = np.where(visible, scores.value, -np.inf)         # [..., T, T]
+    p -= p.max(axis=-1, keepdims=True)                   # each row <= 0
+    np.exp(p, out=p)                      # in place: one [..., T, T] array
+    p /= p.sum(axis=-1, keepdims=True)                   # rows sum to 1
 
     def vjp(g):  # dS = P * (G - sum_j G P)
         return (p * (g - (g * p).sum(axis=-1, keepdims=True)),)
