@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 
 import numpy as np
 
@@ -92,13 +91,8 @@ class Tensor:
         out.vjp = vjp if out.requires_grad else None
         return out
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
-
-    @property
-    def ndim(self) -> int:
-        return self.value.ndim
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
 
     def __repr__(self) -> str:
         flags = ", requires_grad=True" * self.requires_grad
@@ -223,27 +217,15 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     def vjp(g):  # dA = G B^T, dB = A^T G
         g_a = g_b = None
         if a.requires_grad:
-            g_a = unbroadcast(product(g, np.swapaxes(b.value, -1, -2)),
-                              a.shape)
+            g_a = unbroadcast(g @ np.swapaxes(b.value, -1, -2), a.shape)
         if b.requires_grad and b.ndim == 2:  # one weight for every row
-            g_b = rows(a.value).T @ rows(g)                  # [k, m]
+            rows = a.value.reshape(-1, a.shape[-1])          # [N, k]
+            g_b = rows.T @ g.reshape(-1, g.shape[-1])        # [k, m]
         elif b.requires_grad:
             g_b = unbroadcast(np.swapaxes(a.value, -1, -2) @ g, b.shape)
         return g_a, g_b
 
-    return Tensor.result(product(a.value, b.value), (a, b), vjp)
-
-
-def rows(x):
-    """``[..., k] -> [N, k]``: every row of ``x``, one after another."""
-    return x.reshape(math.prod(x.shape[:-1]), x.shape[-1])
-
-
-def product(x, y):
-    """``x @ y``; ``[..., k] @ [k, m]`` as one product of all the rows."""
-    if x.ndim < 3 or y.ndim > 2:
-        return x @ y
-    return (rows(x) @ y).reshape(*x.shape[:-1], y.shape[-1])
+    return Tensor.result(a.value @ b.value, (a, b), vjp)
 
 
 @operation
