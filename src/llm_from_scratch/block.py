@@ -63,7 +63,6 @@ class DecoderBlock(Layer):
     def __init__(self, attention_norm: RmsNorm,
                  attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
                  feed_forward: SwiGlu) -> None:
-        """The block from four built parts whose widths agree."""
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
         for (role, kind), part in zip(self.KINDS.items(), parts,
                                       strict=True):

@@ -59,7 +59,6 @@ def shown(value):
 
 
 def positive_int(value, role, error):
-    """``value`` as an ``int`` if it is a positive integer."""
     if not is_int(value) or int(value) <= 0:
         raise error(f"{role} must be a positive integer, "
                     f"got {shown(value)}")
@@ -74,7 +73,6 @@ def check_size(count, what, error):
 
 
 def finite_number(value, role, error, *, zero_allowed=False):
-    """``value`` as a ``float`` if it is finite and positive (or 0)."""
     number = math.nan
     if isinstance(value, (numbers.Real, decimal.Decimal)) and (
             type(value) is not bool):
@@ -94,7 +92,6 @@ def check_name(name, role, error):
 
 
 def check_parameter(value, role, rank, error):
-    """A ``Parameter`` of the given rank with no empty axis."""
     if not isinstance(value, Parameter):
         raise error(f"{role} must be a Parameter, "
                     f"got {type(value).__name__}")

@@ -26,7 +26,6 @@ class SplitMix64:
         self.state = int(seed)
 
     def next_u64(self, count: int) -> np.ndarray:
-        """The next ``count`` outputs as ``uint64``."""
         if not is_int(count) or not 0 <= int(count) <= MAX_SIZE:
             raise InitializationError(
                 "SplitMix64 draw count must be an integer in "

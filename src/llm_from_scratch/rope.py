@@ -27,8 +27,6 @@ class RotaryEmbedding:
 
     def __init__(self, head_width: int, max_positions: int,
                  rope_base: float) -> None:
-        """Tables for positions ``0 .. max_positions-1``, after checking
-        an even head width, their size and that the angles are finite."""
         d_h = positive_int(head_width, "RoPE head width", RopeError)
         if d_h % 2:
             raise RopeError(f"RoPE head width must be even, got {d_h}")

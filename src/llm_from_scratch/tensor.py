@@ -204,7 +204,6 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
 
 @operation
 def scale(a: Tensor, factor: float) -> Tensor:
-    """``a * factor`` for a constant number."""
     return Tensor.result(a.value * factor, (a,), lambda g: (g * factor,))
 
 
