@@ -13,10 +13,14 @@ shares its process with the other's thread pool. A worker warms up, then times `
 each call's wall time and minor page faults (``ru_minflt``: pages the kernel had to map and zero).
 
 Cases:
-  reused  one block built once; every call runs forward + backward on it, and the gradients accumulate into
-          the parameters' existing ``grad`` arrays (torch: into ``.grad``, in place)
-  fresh   every call gets a new block with fresh parameters (built before the timer) and no gradients yet,
-          so every gradient array of the call is new
+  reused     one block built once; every call runs forward + backward on it, and the gradients accumulate
+             into the parameters' existing ``grad`` arrays (torch: into ``.grad``, in place)
+  zero_grad  the same block, with ``zero_grad()`` before every call (not timed), as a training step does:
+             ours sets every ``grad`` to None, torch's ``Module.zero_grad()`` too, so every gradient is new
+  fresh      every call gets a new block with fresh parameters (built before the timer) and no gradients
+
+``--floors`` also times, in processes of their own, only the block's 27 matrix products (9 forward, 18 backward)
+with NumPy (OpenBLAS) and with torch (MKL) on random operands of the same shapes: the floor of each side.
 
 Options for experiments: ``--env NAME=VALUE`` sets a variable in every worker (e.g. glibc's
 ``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``); ``--compare SRC`` adds a third
@@ -38,7 +42,7 @@ import time
 
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 SHAPES = {"small": (4, 128, 256, 8, 688), "long": (1, 512, 512, 8, 1376)}  # B, T, d_model, h, d_ff
-CASES = ("reused", "fresh")
+CASES = ("reused", "zero_grad", "fresh")
 THREADS = 2
 TOLERANCE = 1e-10
 ROPE_BASE, EPSILON, SEED = 10000.0, 1e-5, 2024
@@ -58,7 +62,7 @@ def our_package(source: str):
 
 
 def our_block(lib, shape: str):
-    b, t, d, h, f = SHAPES[shape]
+    _, t, d, h, f = SHAPES[shape]
     config = lib.DecoderBlockConfig(model_width=d, heads=h, feed_forward_width=f, max_positions=t,
                                     rope_base=ROPE_BASE, rms_epsilon=EPSILON)
     return lib.DecoderBlock.new("block", config, lib.SplitMix64(SEED))
@@ -128,6 +132,24 @@ def inputs(shape: str):
     return rng.standard_normal((b, t, d)), rng.standard_normal((b, t, d))
 
 
+def floor_products(shape: str) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The (left, right) shapes of the block's matrix products: 9 forward, then 18 backward (for ``Y = A B``:
+    ``dA = dY B^T``, and ``dB = A^T dY``, over all rows at once for a weight)."""
+    b, t, d, h, f = SHAPES[shape]
+    dh, rows = d // h, b * t
+    forward = [((b, t, d), (d, d))] * 3 + [((b, h, t, dh), (b, h, dh, t)), ((b, h, t, t), (b, h, t, dh)),
+                                           ((b, t, d), (d, d)), ((b, t, d), (d, f)), ((b, t, d), (d, f)),
+                                           ((b, t, f), (f, d))]
+    backward = []
+    for left, right in forward:
+        out = (*left[:-1], right[-1])
+        if len(right) == 2:
+            backward += [(out, right[::-1]), ((left[-1], rows), (rows, right[-1]))]
+        else:
+            backward += [(out, (*right[:-2], right[-1], right[-2])), ((*left[:-2], left[-1], left[-2]), out)]
+    return forward + backward
+
+
 # --- worker processes -----------------------------------------------------------------------------------------
 
 def check(shape: str, source: str) -> dict:
@@ -154,7 +176,22 @@ def check(shape: str, source: str) -> dict:
 def time_calls(side: str, case: str, shape: str, source: str, calls: int) -> dict:
     import numpy as np
     x_value, upstream = inputs(shape)
-    if side == "torch":
+    if side.endswith("matmuls"):
+        import numpy
+        rng = numpy.random.default_rng(0)
+        operands = [(rng.standard_normal(a), rng.standard_normal(b)) for a, b in floor_products(shape)]
+        if side == "torch-matmuls":
+            import torch
+            torch.set_num_threads(THREADS)
+            operands = [(torch.tensor(a), torch.tensor(b)) for a, b in operands]
+
+        def make():
+            return operands
+
+        def step(pairs):
+            for a, b in pairs:
+                a @ b
+    elif side == "torch":
         import torch
         torch.set_num_threads(THREADS)
         weights = [p.value for p in our_block(our_package(SOURCE), shape).parameters()]
@@ -166,6 +203,9 @@ def time_calls(side: str, case: str, shape: str, source: str, calls: int) -> dic
 
         def step(model):
             torch_step(torch, model, x_value, upstream_t)
+
+        def zero_grad(model):
+            model.zero_grad()
     else:
         lib = our_package(source)
 
@@ -175,11 +215,16 @@ def time_calls(side: str, case: str, shape: str, source: str, calls: int) -> dic
         def step(block):
             our_step(lib, block, x_value, upstream)
 
+        def zero_grad(block):
+            block.parameters().zero_grad()
+
     model = make()
     times, faults = [], []
     for call in range(calls + 2):  # two warm-up calls
         if case == "fresh":
             model = make()
+        elif case == "zero_grad":
+            zero_grad(model)
         gc.collect()
         gc.disable()
         before_faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
@@ -209,6 +254,7 @@ def main() -> int:
     parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
     parser.add_argument("--src", default=SOURCE, help="the directory holding the llm_from_scratch to time")
     parser.add_argument("--compare", metavar="SRC", help="also time the llm_from_scratch in SRC, as side 'other'")
+    parser.add_argument("--floors", action="store_true", help="also time the matrix products alone, each side")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable for every worker (repeatable)")
     parser.add_argument("--worker", nargs=3, metavar=("SIDE", "CASE", "SHAPE"), help=argparse.SUPPRESS)
@@ -254,35 +300,38 @@ def main() -> int:
         if errors[worst] > TOLERANCE:
             raise SystemExit(f"ours and the torch twin disagree beyond {TOLERANCE}: {errors}")
 
+    floors = ["numpy-matmuls", "torch-matmuls"] if arguments.floors else []
+    runs = [(shape, case) for shape in shapes for case in CASES] + [(shape, "floor") for shape in shapes] * bool(floors)
     results = {}
     for round_ in range(arguments.rounds):
-        for shape in shapes:
-            for case in CASES:
-                for side in (sides if round_ % 2 == 0 else sides[::-1]):
-                    report = run_worker(["--worker", side, case, shape, *common], env)
-                    results.setdefault((shape, case, side), []).append(report)
+        for shape, case in runs:
+            order = floors if case == "floor" else sides
+            for side in (order if round_ % 2 == 0 else order[::-1]):
+                report = run_worker(["--worker", side, case, shape, *common], env)
+                results.setdefault((shape, case, side), []).append(report)
     load_after = os.getloadavg()
 
-    print(f"\n{arguments.rounds} processes a side and case, {arguments.calls} timed calls each; "
-          "ms per forward + backward (best call / median of the processes' medians); faults: minor page faults "
-          "per call (median)")
-    header = f"{'shape':<34} {'case':<7}" + "".join(f" {side + ' ms':>17} {'faults':>7}" for side in sides)
-    header += "".join(f" {s + '/torch':>12}" for s in sides if s != "torch")
-    print(header)
-    for shape in shapes:
-        for case in CASES:
-            line, best, median = f"{describe(shape):<34} {case:<7}", {}, {}
-            for side in sides:
-                reports = results[(shape, case, side)]
-                best[side] = min(min(r["times"]) for r in reports)
-                median[side] = statistics.median(statistics.median(r["times"]) for r in reports)
-                faults = statistics.median(f for r in reports for f in r["faults"])
-                line += f" {best[side] * 1e3:8.1f} /{median[side] * 1e3:7.1f} {faults:7.0f}"
-            for side in sides:
-                if side != "torch":
-                    line += f" {best[side] / best['torch']:5.2f} /{median[side] / median['torch']:5.2f}"
-            print(line)
-    print(f"(ratios: best / median) load average at the end: {load_after[0]:.2f} {load_after[1]:.2f} "
+    def summary(shape, case, side):
+        reports = results[(shape, case, side)]
+        return (min(min(r["times"]) for r in reports),
+                statistics.median(statistics.median(r["times"]) for r in reports),
+                statistics.median(f for r in reports for f in r["faults"]))
+
+    print(f"\n{arguments.rounds} processes a side and case, {arguments.calls} timed calls each; ms per forward + "
+          "backward: best call / median of the processes' medians; faults: minor page faults per call (median)")
+    print(f"{'shape':<36} {'case':<9}" + "".join(f" {side + ' ms':>16} {'faults':>6}" for side in sides)
+          + "".join(f" {side + '/torch':>13}" for side in sides if side != "torch"))
+    for shape, case in runs:
+        order = floors if case == "floor" else sides
+        numbers = {side: summary(shape, case, side) for side in order}
+        line = f"{describe(shape):<36} {case:<9}" + "".join(
+            f" {best * 1e3:7.1f} /{median * 1e3:7.1f} {faults:6.0f}" for best, median, faults in numbers.values())
+        reference = numbers[order[1]]
+        for side in order:
+            if side != order[1]:
+                line += f" {numbers[side][0] / reference[0]:5.2f} /{numbers[side][1] / reference[1]:5.2f}"
+        print(line + (f"   ({' / '.join(order)})" if case == "floor" else ""))
+    print(f"ratios: best / median; load average at the end: {load_after[0]:.2f} {load_after[1]:.2f} "
           f"{load_after[2]:.2f}")
     return 0
 

@@ -135,31 +135,20 @@ class Tensor:
             raise TensorError("backward upstream shape must equal output "
                               f"shape {list(self.shape)}, "
                               f"got {list(seed.shape)}")
-        # own: the arrays only this pass sees, which it may keep or write
-        grads, own = {self: seed}, {id(seed)}
+        grads = {self: seed}
         for node in reversed(order):  # each tensor before its parents
             g = grads.pop(node, None)
             if g is None:
                 continue
             if node.vjp is None:  # a leaf: accumulate
-                node.grad = (g if id(g) in own else g.copy()) if (
-                    node.grad is None) else node.grad + g
+                node.grad = g.copy() if node.grad is None else node.grad + g
                 continue
-            own.discard(id(g))  # a VJP may hand g on unchanged
-            outputs = node.vjp(g)
-            for parent, g_parent in zip(node.parents, outputs, strict=True):
-                if g_parent is None or not parent.requires_grad:
-                    continue
-                earlier = grads.get(parent)  # from another path
-                if earlier is not None and id(earlier) in own:
-                    earlier += g_parent
-                elif earlier is not None:
-                    grads[parent] = earlier = earlier + g_parent
-                    own.add(id(earlier))
-                else:
-                    grads[parent] = g_parent
-                    if fresh(g_parent, g, outputs):
-                        own.add(id(g_parent))
+            for parent, g_parent in zip(node.parents, node.vjp(g),
+                                        strict=True):
+                if g_parent is not None and parent.requires_grad:
+                    earlier = grads.get(parent)  # from another path
+                    grads[parent] = (g_parent if earlier is None
+                                     else earlier + g_parent)
 
     def release(self) -> None:
         """Drop the graph behind this tensor: its tensors keep their
@@ -167,13 +156,6 @@ class Tensor:
         for node in self.topological_order():
             node.parents, node.vjp = (), None
             node.released = type(node) is Tensor
-
-
-def fresh(g_parent, g, outputs):
-    """A new array a VJP made for one parent, not ``g`` or a view."""
-    return (type(g_parent) is np.ndarray and g_parent.base is None
-            and sum(out is g_parent for out in outputs) == 1
-            and g_parent is not g)
 
 
 def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
