@@ -121,8 +121,8 @@ class DecoderBlock(Layer):
         """``x: [B, T, d_model]`` -> every stage of both residual paths."""
         n_a = self.attention_norm.forward(x)              # RMSNorm_a(x)
         a = self.attention.forward(n_a, position_offset)  # MHA(N_a), stages
-        h = x + a.output                                  # x' = x + A
-        n_f = self.feed_forward_norm.forward(h)           # RMSNorm_f(x')
+        x1 = x + a.output                                 # x' = x + A
+        n_f = self.feed_forward_norm.forward(x1)          # RMSNorm_f(x')
         f = self.feed_forward.forward(n_f)                # SwiGLU(N_f)
-        y = h + f.output                                  # y = x' + F
-        return DecoderBlockForward(n_a, a, h, n_f, f, y)
+        y = x1 + f.output                                 # y = x' + F
+        return DecoderBlockForward(n_a, a, x1, n_f, f, y)
