@@ -95,8 +95,7 @@ class MultiHeadAttention(Layer):
     @classmethod
     def new(cls, prefix: str, model_width: int, heads: int,
             max_positions: int, rope_base: float, rng: SplitMix64):
-        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order (see
-        ``rng.drawing``)."""
+        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order."""
         check_configuration(model_width, heads)
         d, error = int(model_width), MultiHeadAttentionError
         check_size(d * d, "multi-head weight", error)

@@ -90,7 +90,7 @@ class DecoderBlock(Layer):
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
-        down, drawn in this order (see ``rng.drawing``)."""
+        down, drawn in this order (``rng.drawing``)."""
         if not isinstance(config, DecoderBlockConfig):
             raise DecoderBlockError(f"{STAGE} config must be a "
                                     "DecoderBlockConfig, "

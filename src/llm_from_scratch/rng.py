@@ -48,10 +48,8 @@ class SplitMix64:
 
 @contextmanager
 def drawing(rng, prefix, stage, error):
-    """A copy of ``rng`` to draw a layer's weights from, once the name
-    prefix and the generator are checked; ``rng`` takes the copy's state
-    only when the ``with`` body succeeds, so a failure leaves it as it was.
-    """
+    """A copy of ``rng`` to draw a layer's weights from; ``rng`` takes its
+    state only if the ``with`` body succeeds: a failure leaves it as is."""
     check_name(prefix, f"{stage} name prefix", error)
     if not isinstance(rng, SplitMix64):
         raise error(f"{stage} init needs a SplitMix64 generator, "

@@ -53,13 +53,11 @@ class SwiGlu(Layer):
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
             output_width: int, rng: SplitMix64):
-        """Fresh gate, up, down weights, drawn in this order (see
-        ``rng.drawing``)."""
+        """Fresh gate, up, down weights, drawn in this order."""
         d_in, d_ff, d_out = (
             positive_int(width, f"SwiGLU {role} width", SwiGluError)
-            for role, width in (("input", input_width),
-                                ("hidden", hidden_width),
-                                ("output", output_width)))
+            for role, width in zip(("input", "hidden", "output"), (
+                input_width, hidden_width, output_width), strict=True))
         check_size(d_ff * max(d_in, d_out), "SwiGLU weight", SwiGluError)
         shapes = {"gate": (d_in, d_ff), "up": (d_in, d_ff),
                   "down": (d_ff, d_out)}
