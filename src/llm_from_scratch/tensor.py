@@ -282,11 +282,8 @@ def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``, with ``sigmoid = (1 + tanh(x/2)) / 2``."""
     sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))  # never overflows
-
-    def vjp(g):  # d(x s)/dx = s (1 + x (1 - s))
-        return (g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),)
-
-    return Tensor.result(x.value * sigmoid, (x,), vjp)
+    return Tensor.result(x.value * sigmoid, (x,), lambda g: (
+        g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),))  # s(1+x(1-s))
 
 
 Tensor.__add__, Tensor.__mul__, Tensor.__matmul__ = add, mul, matmul
