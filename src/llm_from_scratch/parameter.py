@@ -52,8 +52,11 @@ class ParameterList(tuple):
         return sum(p.value.size for p in self)
 
     def zero_grad(self) -> None:
+        """Every ``grad`` to None; the old arrays are freed only once the
+        next ``backward`` has made new ones: freed first, they let glibc
+        trim the heap, and the next step faults all its pages in again."""
         for parameter in self:
-            parameter.grad = None
+            parameter.spent_grad, parameter.grad = parameter.grad, None
 
 
 class Layer:

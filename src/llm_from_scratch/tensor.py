@@ -142,6 +142,7 @@ class Tensor:
                 continue
             if node.vjp is None:  # a leaf: accumulate
                 node.grad = g.copy() if node.grad is None else node.grad + g
+                node.spent_grad = None  # see ParameterList.zero_grad
                 continue
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
