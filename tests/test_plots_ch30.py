@@ -26,7 +26,8 @@ SPREAD = lesson30.score_spread((2, 8, 32), samples=200)
 SCORES = lesson30.relative_scores([1.0, 0.5, 0.3, -0.2], [0.4, 1.0, 0.2, 0.5], 100.0, 6)
 SWAP, MIXING = ch30.swap_output_weight(), lesson30.mixing_output_weight()
 STAGES = lesson30.stage_values(EXAMPLE)
-LOSSES = [("две головы", np.geomspace(1.0, 1e-4, 100)), ("одна голова", 0.5 + 0.01 * np.sin(np.arange(100)))]
+STEPS = np.arange(0, 101, 10)
+LOSSES = [("две головы", STEPS, np.geomspace(1.0, 1e-4, 11)), ("одна голова", STEPS, 0.5 + 0.01 * np.sin(STEPS))]
 PROBE_QUERY = MultiHeadAttention.new("probe", model_width=4, heads=2, max_positions=6, rope_base=100.0,
                                     rng=SplitMix64(30)).parameters()[0].value      # the chapter's random W_Q
 TABLES = np.tril(np.random.default_rng(0).uniform(size=(2, 3, 6, 6)))
@@ -36,7 +37,7 @@ def build(name: str) -> Figure:
     x = ch30.example_input()[0]
     return {
         "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
-        "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.5, window=10),
+        "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.49),
         "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
                                                       for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
@@ -120,15 +121,15 @@ def test_whole_layer_refuses_a_layer_it_would_draw_wrongly():
         plots30.whole_layer(ch30.example_input()[0], other, SWAP)
 
 
-def test_learned_losses_draws_block_means_and_the_bound():
+def test_learned_losses_draws_the_held_out_losses_and_the_bound():
     fig = build("learned_losses")
     (ax,) = fig.axes
     bound, *lines = ax.get_lines()
-    np.testing.assert_allclose(bound.get_ydata(), [0.5, 0.5])
-    for line, (label, losses) in zip(lines, LOSSES, strict=True):
+    np.testing.assert_allclose(bound.get_ydata(), [0.49, 0.49])
+    assert bound.get_label() == "предел одной головы: 0.490"
+    for line, (label, steps, losses) in zip(lines, LOSSES, strict=True):
         assert line.get_label() == label
-        np.testing.assert_allclose(line.get_xydata(), np.column_stack(
-            [10 * np.arange(1, 11), losses.reshape(10, 10).mean(axis=1)]))
+        np.testing.assert_array_equal(line.get_xydata(), np.column_stack([steps, losses]))
     assert lines[0].get_linestyle() != lines[1].get_linestyle()              # told apart without colour
     assert lines[0].get_marker() != lines[1].get_marker()
     assert ax.get_yscale() == "log"

@@ -495,28 +495,21 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
 
 # -- heads trained from random weights ----------------------------------------------------------
 
-def block_means(losses: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """The mean loss of every ``window`` consecutive steps and the step that ends the block."""
-    losses = np.asarray(losses, float)
-    blocks = len(losses) // window
-    return window * np.arange(1, blocks + 1), losses[: blocks * window].reshape(blocks, window).mean(axis=1)
-
-
 @styled
-def learned_losses(runs: Sequence[tuple[str, np.ndarray]], bound: float, *, window: int = 25) -> Figure:
-    """The loss of each run, averaged over every ``window`` steps, on a log scale: one line
-    style and marker per run, and the line ``bound`` that no one-head layer goes below."""
+def learned_losses(runs: Sequence[tuple[str, np.ndarray, np.ndarray]], bound: float) -> Figure:
+    """Each run as ``(label, steps, losses)``: its held-out loss at those steps, on a log scale,
+    one line style and marker per run, and the line ``bound`` that no one-head layer goes below
+    on the same sequences."""
     fig = new_figure(height=3.0)
     ax = fig.add_subplot()
-    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:g}")
-    for (label, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
-        steps, means = block_means(losses, window)
-        ax.plot(steps, means, style, marker=marker, markevery=4, markersize=5, color="black",
-                markerfacecolor="white", linewidth=1.2, label=label)
+    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:.3f}")
+    for (label, steps, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
+        ax.plot(np.asarray(steps, float), np.asarray(losses, float), style, marker=marker, markersize=5,
+                color="black", markerfacecolor="white", linewidth=1.2, label=label)
     ax.set_yscale("log")
     ax.set_xlabel("шаг обучения")
-    ax.set_ylabel(f"средний квадрат ошибки\n(среднее за {window} шагов)")
-    ax.legend(frameon=False, loc="lower left")
+    ax.set_ylabel("средний квадрат ошибки\nна новых последовательностях")
+    ax.legend(frameon=False, loc="center right")
     return fig
 
 
