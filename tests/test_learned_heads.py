@@ -208,4 +208,4 @@ def test_a_slow_rope_base_learns_the_first_token_much_more_slowly():
     to the farthest key than with the chapter's base 100."""
     slow = lh.learn(2, rope_base=10_000.0)
     fast = lh.learn(2)
-    assert lh.held_out_loss(slow.layer) > 10 * lh.held_out_loss(fast.layer)
+    assert lh.held_out_loss(slow.layer) > 8 * lh.held_out_loss(fast.layer)       # 11 times here

@@ -188,6 +188,12 @@ def test_score_spread_plots_the_experiment():
     assert [t.get_text() for t in right.get_legend().get_texts()][-1] == "поровну: 1/8"
 
 
+def test_rope_circle_fits_a_folded_cell():
+    png = io.BytesIO()
+    build("rope_circle").savefig(png, format="png", dpi=100, bbox_inches="tight")
+    assert int.from_bytes(png.getvalue()[16:20], "big") <= 649          # a fold leaves 650 px
+
+
 def test_rope_circle_draws_one_arrow_per_position_and_keys_the_colours():
     fig = build("rope_circle")
     arrows = [c for ax in fig.axes for c in ax.collections if isinstance(c, Quiver)]

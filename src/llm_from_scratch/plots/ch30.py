@@ -392,12 +392,17 @@ def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray
 
 # -- RoPE ---------------------------------------------------------------------------------------
 
+FOLDED_WIDTH = 6.3   # inches: a figure in a folded cell gets 650 px of the column, not 672
+
+
 @styled
 def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figure:
     """One unit circle per panel: a title, ``arrows: [P, 2]`` (the pair at positions
     ``0 .. P-1``) and the positions whose arrows get a label ``p=…`` (crowded arrows
-    get few). The colour of an arrow is its position, read on the colour bar."""
-    fig = new_figure(height=2.9)
+    get few). The colour of an arrow is its position, read on the colour bar.
+
+    The chapter shows it folded, so it is ``FOLDED_WIDTH`` wide and is not scaled there."""
+    fig = new_figure(width=FOLDED_WIDTH, height=2.9)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     circle = np.linspace(0, 2 * np.pi, 200)
     count = max(len(np.asarray(arrows)) for _, arrows, _ in panels)
