@@ -3,10 +3,10 @@ as the chapter calls them (1000 steps, the held-out loss every 50 steps), and th
 of four other starts (150 steps each, both layers).
 
 Each measurement runs in a fresh Python process (imports done before the clock starts), the
-two layers alternate, and the script prints every time, the best and the median. The chapter
-quotes the sum of the two medians; the machine is shared, so the load average is printed too.
+three alternate, and the script prints every time, the best and the median. The chapter quotes
+the two trainings; the machine is shared, so the load average is printed too.
 
-    .venv/bin/python benchmarks/bench_learned_heads.py             # 5 rounds, about 15 s
+    .venv/bin/python benchmarks/bench_learned_heads.py             # 5 rounds, about 30 s
     .venv/bin/python benchmarks/bench_learned_heads.py --rounds 9
 """
 
