@@ -98,8 +98,7 @@ E8 = Questions("30.8", fields=[Field(None, read_int, _COUNT, {
 def _normal(seed: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
     return scale * np.random.default_rng(seed).standard_normal(shape)
 
-def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:
-    """``[B, T, d_model] -> [B, h, T, d_h]``, as ``heads.split_heads``."""
+def _split_heads(x: np.ndarray, heads: int) -> np.ndarray:   # [B, T, d_model] -> [B, h, T, d_h]
     return x.reshape(*x.shape[:2], heads, -1).transpose(0, 2, 1, 3)
 
 E9 = Code("30.9", name="my_split_heads", reference=_split_heads, setup=SETUP, cases=lambda: [
@@ -109,7 +108,7 @@ E9 = Code("30.9", name="my_split_heads", reference=_split_heads, setup=SETUP, ca
               "strided": lambda x, h: x.reshape(*x.shape[:2], -1, h).transpose(0, 3, 1, 2)})
 
 def _softmax(scores: np.ndarray, visible: np.ndarray | None = None, shift: bool = True) -> np.ndarray:
-    """``[…, T, T]``: softmax over keys, those outside ``visible`` (the causal triangle when None) at -inf."""
+    # [..., T, T]: softmax over keys; those outside ``visible`` (the causal triangle when None) at -inf
     visible = np.tril(np.ones(scores.shape[-2:], dtype=bool)) if visible is None else visible
     masked = np.where(visible, scores, -np.inf)
     weights = np.exp(masked - masked.max(axis=-1, keepdims=True) if shift else masked)
@@ -128,7 +127,7 @@ E10 = Code("30.10", name="my_causal_softmax", reference=_softmax, setup=SETUP, c
            lambda w, _: not np.allclose(w.sum(axis=-1), 1.0) and "rows"))
 
 def _rope(x: np.ndarray, offset: int, base: float, sign: int = 1, step: float = 2.0) -> np.ndarray:
-    """``[T, d_h]`` rows at positions offset, offset + 1, …: each pair (2ℓ, 2ℓ + 1) turned by p·θ_ℓ."""
+    # [T, d_h] rows at positions offset, offset + 1, …: each pair (2ℓ, 2ℓ + 1) turned by p·θ_ℓ
     tokens, width = x.shape
     angles = sign * (offset + np.arange(tokens))[:, None] * base ** (-step * np.arange(width // 2) / width)
     out = np.empty_like(x)
@@ -136,12 +135,9 @@ def _rope(x: np.ndarray, offset: int, base: float, sign: int = 1, step: float = 
     out[:, 1::2] = x[:, 0::2] * np.sin(angles) + x[:, 1::2] * np.cos(angles)
     return out
 
-def _halves(x: np.ndarray, offset: int, base: float) -> np.ndarray:
-    """Pairs (ℓ, ℓ + d_h/2), the other common layout."""
+def _halves(x: np.ndarray, offset: int, base: float) -> np.ndarray:   # pairs (ℓ, ℓ + d_h/2), the other layout
     order = np.arange(x.shape[1]).reshape(2, -1).T.ravel()
-    out = np.empty_like(x)
-    out[:, order] = _rope(x[:, order], offset, base)
-    return out
+    return _rope(x[:, order], offset, base)[:, np.argsort(order)]
 
 def _lengths(x: np.ndarray) -> np.ndarray:
     return x[:, 0::2] ** 2 + x[:, 1::2] ** 2
@@ -156,5 +152,4 @@ E11 = Code("30.11", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=l
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
-__all__ = ["EXERCISES", *(f"check_{number}" for number in EXERCISES)]
 remember_package()

@@ -8,13 +8,9 @@ import dataclasses
 
 import numpy as np
 
-from ..block import DecoderBlock, DecoderBlockConfig
+from .. import DecoderBlock, DecoderBlockConfig, Parameter, RmsNorm, SplitMix64, Tensor
 from ..chapters import ch31 as chapter, depth_lab, lesson31
 from ..chapters.depth_lab import top_block_gradient   # bound now: a learner's patch of depth_lab does not reach it
-from ..parameter import Parameter
-from ..rmsnorm import RmsNorm
-from ..rng import SplitMix64
-from ..tensor import Tensor
 from .checking import (Code, Field, Questions, coarse, labels, near, option, outside, read_int, read_int_set,
                        read_list, read_number, read_shape, remember_package, rounded)
 
@@ -23,7 +19,6 @@ STEPS = ("residual_1", "ffn_norm", "attention_norm", "ffn", "attention", "residu
 STAGES = ("x", "n_a", "a", "x_prime", "n_f", "f", "y")
 
 # 31.1: the order of the steps --------------------------------------------------------------------
-
 def _read_order(value: object) -> tuple[str, ...]:
     return tuple(labels(*STEPS)(item) for item in read_list(value))
 
@@ -42,7 +37,6 @@ E1 = Questions("31.1", fields=[Field(None, _read_order, ("attention_norm", "atte
                                                           "ffn", "residual_2"), rules=(_order_rule,))])
 
 # 31.2: shapes, and the axis a residual addition may change ----------------------------------------
-
 def _stream(stage: str) -> Field:
     return Field(stage, read_shape, (2, 5, 12), rules=(
         lambda v, _: len(v) != 3 and ("rank", {"count": len(v)}),
@@ -53,7 +47,6 @@ def _stream(stage: str) -> Field:
 E2 = Questions("31.2", fields=[*map(_stream, STAGES), option("axis", 4)])
 
 # 31.3-31.6 -------------------------------------------------------------------------------------
-
 E3 = Questions("31.3", fields=[option("x_prime", 2), option("identity", 2)])
 E4 = Questions("31.4", fields=[Field("rows", read_int_set, frozenset(range(4)), rules=(
     outside(5, "outside"), lambda v, _: 4 in v and "changed")), option("part", 1)])
@@ -64,27 +57,21 @@ _COUNT = _GAINS + _ATTENTION + _FFN
 E5 = Questions("31.5", fields=[Field(None, read_int, _COUNT, {
     _COUNT - _GAINS: "no_gains", _COUNT - _GAINS // 2: "one_gain", _COUNT - _D * _D_FF: "two_ffn",
     _COUNT - _D * _D: "three_attention", _COUNT - _FFN: "no_ffn", _COUNT - _ATTENTION: "no_attention"})])
-E6 = Questions("31.6", fields=[option("post", 1), option("first", 1), option("example", 2)])
+E6 = Questions("31.6", fields=[option("post", 1), option("first", 1), option("example", 2, {3: "first.3"})])
 
 # 31.7-31.9: code against the library on hidden blocks -------------------------------------------
-
-def _random_block(seed: int, gains: bool = False) -> DecoderBlock:
+def _random_block(seed: int, gains: bool = False) -> DecoderBlock:   # with gains: g_a and g_f differ, not 1
     config = DecoderBlockConfig(model_width=8, heads=2, feed_forward_width=12, max_positions=4)
-    block = DecoderBlock.new("hidden", config, SplitMix64(seed))
-    if not gains:
-        return block
-    draws = np.linspace(0.5, 1.5, 8)          # g_a and g_f different and not 1
-    return DecoderBlock.from_parts(
-        RmsNorm.from_parameters(Parameter("hidden.attention_norm.gain", draws), epsilon=1e-5), block.attention,
-        RmsNorm.from_parameters(Parameter("hidden.ffn_norm.gain", draws[::-1].copy()), epsilon=1e-5),
-        block.feed_forward)
+    block, draws = DecoderBlock.new("hidden", config, SplitMix64(seed)), np.linspace(0.5, 1.5, 8)
+    norms = [RmsNorm.from_parameters(Parameter(f"hidden.{n}.gain", g), epsilon=1e-5) for n, g in (
+        ("attention_norm", draws), ("ffn_norm", draws[::-1].copy()))]
+    return DecoderBlock.from_parts(norms[0], block.attention, norms[1], block.feed_forward) if gains else block
 
 def _block_cases(first: tuple) -> list[tuple]:
     return [first, (_random_block(3), depth_lab.lab_data(8, batch=2, tokens=4, seed=3)[0]),
             (_random_block(4, gains=True), 2.5 * depth_lab.lab_data(8, batch=1, tokens=4, seed=4)[0])]
 
-def _wired(wiring):
-    """A function of (block, x) as arrays, from a stage wiring of ``depth_lab``."""
+def _wired(wiring):   # a function of (block, x) as arrays, from a stage wiring of depth_lab
     return lambda block, x: wiring(depth_lab.parts_of(block), Tensor(x)).value
 
 def _swapped_norms(p: depth_lab.Parts, x: Tensor) -> Tensor:
@@ -110,9 +97,8 @@ E9 = Code("31.9", name="count_parameters", reference=_count, setup=SETUP,
               "tensors": lambda d, h, f: 9})
 
 # 31.10: the depth lab, the top block's gradient against the 1/sqrt(L) law --------------------------
-
 def _ratio(variant: str = "pre", tensor: str | None = "ffn.down.weight", scale: float = 3**0.5) -> float:
-    """g(16)/g(4) as the lab measures it, computed afresh at every check (no cache a patch could poison)."""
+    # g(16)/g(4) as the lab measures it, afresh at every check: no cache a learner's patch could poison
     top = top_block_gradient((4, 16), tensor=tensor, variants=(variant,), weight_scale=scale)[variant]
     return float(top[1] / top[0])
 
@@ -126,5 +112,4 @@ E10 = Questions("31.10", fields=[
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
-__all__ = ["EXERCISES", "STAGES", "STEPS", *(f"check_{number}" for number in EXERCISES)]
 remember_package()

@@ -21,8 +21,7 @@ ATOL = 1e-9  # how far a code exercise's numbers may be from the reference's
 WIDTH = 75   # characters in a line of a book's output block
 
 @functools.cache   # the edition's own texts: nothing a learner can change
-def texts(chapter: str) -> dict[int, dict]:
-    """A chapter's texts in this edition as ``{exercise: {key: text or (text, hint)}}``."""
+def texts(chapter: str) -> dict[int, dict]:   # a chapter's texts as {exercise: {key: text or (text, hint)}}
     nested: dict[int, dict] = {}
     for key, text in importlib.import_module(f"{__package__}.{EDITION}.ch{chapter}").TEXT.items():
         number, _, name = key.partition(".")
@@ -32,11 +31,9 @@ def texts(chapter: str) -> dict[int, dict]:
 COMMON = importlib.import_module(f"{__package__}.{EDITION}").TEXT
 
 @dataclass(frozen=True)
-class Item:
-    """One line of feedback: a field of the answer or a hidden case; ``status`` is ok, wrong or missing."""
-
+class Item:   # one line of feedback: a field of the answer or a hidden case
     label: str
-    status: str
+    status: str   # ok, wrong or missing
     message: str
 
     def __str__(self) -> str:
@@ -54,17 +51,15 @@ class Feedback:
     unit: str = "score"        # the header counts fields ("score") or hidden cases ("score_cases")
 
     def __str__(self) -> str:
-        items = self.items
-        status = self.status or COMMON["correct" if self.correct else "wrong" if len(items) < 2 else self.unit].format(
-            right=sum(item.status == "ok" for item in items), total=len(items))
+        kind, right = "correct" if self.correct else "wrong" if len(self.items) < 2 else self.unit, [
+            i for i in self.items if i.status == "ok"]
+        status = self.status or COMMON[kind].format(right=len(right), total=len(self.items))
         lines = [COMMON["header"].format(number=self.exercise, status=status), *(f"  {i}" for i in self.items)]
         return "\n".join([*lines, *self.notes] + [COMMON["hint"].format(hint=self.hint)] * bool(self.hint))
 
     __repr__ = __str__   # a notebook shows a returned feedback as its text
 
-class Unreadable(Exception):
-    """The answer cannot be read in the asked format: a text key and its arguments."""
-
+class Unreadable(Exception):   # the answer cannot be read as asked: a text key and its arguments
     def __init__(self, key: str, **args: object) -> None:
         super().__init__(key)
         self.key, self.args_ = key, args
@@ -85,14 +80,10 @@ class Exercise:
         entry = self.text.get(key, COMMON.get(key, key))
         return (entry[0] if isinstance(entry, tuple) else entry).format(**(args or {}))
 
-    def hint_of(self, key: str) -> str:
-        return self.text[key][1] if isinstance(self.text.get(key), tuple) else ""
-
     def unfilled(self, hint: str = "") -> Feedback:
         return Feedback(self.number, False, hint=hint or COMMON["fill"], status=COMMON["unfilled"], placeholder=True)
 
-    def feedback(self, answer: object) -> Feedback:
-        """Feedback on any ``answer``: no exception gets out, a learner's Interrupt aside."""
+    def feedback(self, answer: object) -> Feedback:   # any answer: no exception gets out, a learner's Interrupt aside
         try:
             result = self.unfilled() if answer is None or answer is ... else self.evaluate(answer)
         except Exception as error:   # Unreadable; anything else is a safety net the contract test keeps unused
@@ -104,20 +95,17 @@ class Exercise:
         note = COMMON["patched"].format(names=", ".join(changed[:3]) + ", …" * (len(changed) > 3))
         return replace(result, notes=(*result.notes, COMMON["note"].format(note=note))) if changed else result
 
-    def check(self, *args: object, **kwargs: object) -> None:
-        """Print the feedback on the one argument; a wrong call prints how to call."""
+    def check(self, *args: object, **kwargs: object) -> None:   # prints; a wrong call prints how to call
         if len(args) != 1 or kwargs:
             usage = COMMON["usage"].format(call="ex{}.check_{}".format(*self.number.split(".")))
             return print(_wrap(COMMON["header"].format(number=self.number, status=usage)))
         print(_wrap(str(self.feedback(args[0]))))
 
-def _wrap(text: str, width: int = WIDTH) -> str:
-    """Lines wrapped at ``width``, continued two spaces deeper (until ``chapters.formatting.wrap``)."""
+def _wrap(text: str, width: int = WIDTH) -> str:   # continued 2 spaces deeper; to be chapters.formatting.wrap
     return "\n".join(textwrap.fill(line, width, subsequent_indent=" " * (len(line) - len(line.lstrip()) + 2),
                                    break_on_hyphens=False) for line in text.splitlines())
 
 # --- answers that are values or dictionaries ------------------------------------------------------
-
 @dataclass(frozen=True)
 class Field:
     key: Any                   # the dictionary key; None: the whole answer is this value
@@ -143,13 +131,11 @@ class Questions(Exercise):
             return self.say("label", {"key": key})
         return COMMON["answer"] if key is None else f'"{key}"' if isinstance(key, str) else str(key)
 
-    def own(self, item: Field, name: str, default: str) -> str:
-        """A field's text by convention: ``key.name`` (``name`` for the whole answer), else the exercise's."""
+    def own(self, item: Field, name: str, default: str) -> str:   # by convention: key.name, else the exercise's
         key = name if item.key is None else f"{item.key}.{name}"
         return key if key in self.text else name if name in self.text else default
 
-    def judge(self, item: Field, raw: object) -> tuple[Item, str]:
-        """The line for one field and its hint ("" when right or not filled in)."""
+    def judge(self, item: Field, raw: object) -> tuple[Item, str]:   # the field's line, and its hint
         label = self.label(item.key)
         if raw is None or raw is ...:
             return Item(label, "missing", COMMON["fill_key"]), ""
@@ -166,8 +152,9 @@ class Questions(Exercise):
                 key, args = (found, {}) if isinstance(found, str) else found
                 break
         key = key or self.own(item, "wrong", "wrong_value")
-        message = self.say(key, {"value": short(value), **args})
-        return Item(label, "wrong", message), self.hint_of(key) or self.say(self.own(item, "hint", "hint"))
+        hint = self.text[key][1] if isinstance(self.text.get(key), tuple) else ""   # a text may bring its hint
+        return Item(label, "wrong", self.say(key, {"value": short(value), **args})), hint or self.say(
+            self.own(item, "hint", "hint"))
 
     def evaluate(self, answer: object) -> Feedback:
         if self.fields[0].key is None:
@@ -202,9 +189,7 @@ class Questions(Exercise):
                         " ".join(dict.fromkeys(hint for hint in hints if hint)))
 
 # --- readers: each returns a hashable value or raises Unreadable ------------------------------------
-
-def word(text: str) -> str:
-    """``" N-a "`` -> ``"n_a"``; the Cyrillic letters that look Latin read as Latin."""
+def word(text: str) -> str:   # " N-a " -> "n_a"; Cyrillic letters that look Latin read as Latin
     return "_".join(text.translate(str.maketrans("АВСЕаес", "ABCEaec")).strip().lower().replace("-", " ").split())
 
 def _is_int(value: object) -> bool:
@@ -223,20 +208,18 @@ def read_number(value: object, integer: bool = False) -> float:
         raise Unreadable("not_int" if integer else "not_number", value=short(value))
     return int(number) if integer else number
 
-def read_int(value: object) -> int:
-    return read_number(value, integer=True)
+read_int = functools.partial(read_number, integer=True)
 
-def read_list(value: object) -> list:
-    """An ordered sequence: a list, a tuple or a 1-D NumPy array."""
+def read_list(value: object) -> list:   # a list, a tuple or a 1-D NumPy array
     if (isinstance(value, np.ndarray) and value.ndim == 1) or isinstance(value, (list, tuple)):
         return list(value)
     raise Unreadable("unordered" if isinstance(value, (set, frozenset, Mapping)) and value else "not_list",
                      value=short(value))
 
-def option(key: object, right: int) -> Field:
-    """A choice among options 1-4; its texts are ``key.ok`` and ``key.N`` for each wrong N."""
+def option(key: object, right: int, shared: Mapping[int, str] | None = None) -> Field:
+    """A choice among options 1-4; its texts are ``key.ok`` and ``key.N`` for each wrong N (or ``shared``)."""
     return Field(key, read_option, right, {n: f"{n}" if key is None else f"{key}.{n}" for n in range(1, 5)
-                                           if n != right})
+                                           if n != right} | dict(shared or {}))
 
 def outside(count: int, key: str) -> Callable[[frozenset, Any], Any]:
     """The rule for numbers outside 0 … count − 1; the text gets them as ``{outside}``."""
@@ -287,10 +270,8 @@ def coarse(least: int) -> Callable[[float, float], Any]:
     return lambda value, right: _decimals(value) < least and near(value, right) and ("coarse", {"decimals": least})
 
 # --- values in feedback: short, with no memory addresses --------------------------------------------
-
 def short(value: object, limit: int = 60, depth: int = 0) -> str:
-    """Short, deterministic text: shapes as [1, 3, 4], sets sorted, huge numbers and long texts cut,
-    no memory addresses."""
+    """Short, deterministic text: shapes as [1, 3, 4], sets sorted, huge numbers cut, no memory addresses."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, (list, tuple, set, frozenset, Mapping)):
@@ -305,7 +286,7 @@ def short(value: object, limit: int = 60, depth: int = 0) -> str:
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
         text = COMMON["huge"].format(sign="-" * (value < 0), exponent=int(math.log10(abs(value))))
     elif isinstance(value, np.ndarray):
-        text = COMMON["array"].format(shape=shape_text(value.shape), dtype=value.dtype)
+        text = COMMON["array"].format(shape=short(value.shape), dtype=value.dtype)
     elif value is None or isinstance(value, (bool, int, float, str)):
         text = repr(value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "…")
     elif callable(value) and isinstance(getattr(value, "__name__", None), str):
@@ -314,11 +295,7 @@ def short(value: object, limit: int = 60, depth: int = 0) -> str:
         text = "..." if value is ... else f"<{type(value).__name__}>"
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
-def shape_text(shape: Sequence[int]) -> str:
-    return "[" + ", ".join(str(int(size)) for size in shape) + "]"
-
 # --- code exercises --------------------------------------------------------------------------------
-
 @dataclass(frozen=True, kw_only=True)
 class Code(Exercise):
     name: str                                     # the learner's function, as the notebook names it
@@ -356,8 +333,7 @@ class Code(Exercise):
         notes = (self.say("right", self.right(outputs, cases) if self.right else {}),) * ("right" in self.text)
         return Feedback(self.number, True, lines, notes=notes, unit="score_cases")
 
-    def _run(self, answer: Callable, arguments: tuple) -> tuple[object, tuple | None]:
-        """One call of the learner's function on a copy: (result, problem or None)."""
+    def _run(self, answer: Callable, arguments: tuple) -> tuple[object, tuple | None]:   # (result, problem)
         want, given = np.asarray(self.reference(*copy.deepcopy(arguments))), copy.deepcopy(arguments)
         before = _state(given)
         try:
@@ -365,13 +341,11 @@ class Code(Exercise):
                 got = call_with_limit(answer, given, LIMIT)
         except TimeLimit:
             return None, ("timeout", {"seconds": f"{LIMIT:g}"})
-        except KeyboardInterrupt:
-            raise
-        except BaseException as error:   # SystemExit included
+        except SystemExit as error:
+            return None, ("exit", {"code": "" if error.code is None else short(error.code)})
+        except (Exception, GeneratorExit) as error:   # a learner's KeyboardInterrupt goes through
             if isinstance(error, NameError) and error.name in self.setup:
                 return None, ("setup", {"name": error.name})
-            if isinstance(error, SystemExit):
-                return None, ("exit", {"code": "" if error.code is None else short(error.code)})
             text = str(error).strip().splitlines()[0][:100] if str(error).strip() else ""
             return None, ("raised", {"error": type(error).__name__, "message": f": {text}" * bool(text)})
         if got is ...:
@@ -379,8 +353,7 @@ class Code(Exercise):
         same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(before, _state(given), strict=True))
         return got, difference(got, want, ATOL) or (None if same else ("mutated", {}))
 
-    def _diagnosis(self, outputs: list, cases: list, failing: list[int]) -> str:
-        """The key of the known slip or of the rule that explains the failing cases, else ``"hint"``."""
+    def _diagnosis(self, outputs: list, cases: list, failing: list[int]) -> str:   # the slip, a rule, or "hint"
         if any(outputs[i] is None for i in failing):
             return "hint"
         with contextlib.suppress(Exception), np.errstate(all="ignore"):
@@ -392,8 +365,7 @@ class Code(Exercise):
             return next((key for rule in self.rules if (key := rule(got, cases[failing[0]]))), "hint")
         return "hint"
 
-def _state(arguments: tuple) -> list[np.ndarray]:
-    """Copies of every array the arguments hold (their own, or their parameters')."""
+def _state(arguments: tuple) -> list[np.ndarray]:   # copies of the arrays the arguments hold, parameters too
     return [np.array(a) for argument in arguments for a in ([argument] if isinstance(argument, np.ndarray) else [
         p.value for p in argument.parameters()] if hasattr(argument, "parameters") else [])]
 
@@ -408,7 +380,7 @@ def difference(got: object, want: np.ndarray, atol: float) -> tuple[str, dict] |
     if array.dtype.kind not in "biuf" or isinstance(got, (str, bytes)) or (want.ndim == 0 and array.ndim):
         return "not_scalar" if array.dtype.kind in "biuf" else "not_numeric", {"value": short(got)}
     if array.shape != want.shape:
-        return "shape", {"got": shape_text(array.shape), "want": shape_text(want.shape)}
+        return "shape", {"got": short(array.shape), "want": short(want.shape)}
     values = array.astype(np.float64)
     gap = np.abs(values - want)
     wrong = ~((gap <= atol) | (values == want) | (np.isnan(values) & np.isnan(want)))   # inf and nan match themselves
@@ -426,19 +398,15 @@ def difference(got: object, want: np.ndarray, atol: float) -> tuple[str, dict] |
         "near": COMMON["near"] if float(gap[wrong].max()) < 1e-5 else ""}
 
 # --- the time limit: a watchdog thread ---------------------------------------------------------------
-
 _RAISE_IN = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
 
 def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> object:
-    """``function(*arguments)``, or ``TimeLimit`` once it has run ``seconds``.
-
-    A watchdog thread raises ``TimeLimit`` in the calling thread through CPython's
-    ``PyThreadState_SetAsyncExc`` (alike on Linux, macOS and Windows; the kernel's signal handlers
-    stay untouched), only while ``_call`` is on that thread's stack, then again every 50 ms. It stops
-    Python loops, ``except Exception`` does not catch it, and a bare ``except:`` that returns is told
-    apart; a long call into C (``time.sleep``, one huge NumPy operation) ends first, and code that
-    catches ``BaseException`` and loops on may escape it. Outside CPython there is no limit.
-    """
+    """``function(*arguments)``, or ``TimeLimit`` once it has run ``seconds``: a watchdog thread raises
+    it in the calling thread through CPython's ``PyThreadState_SetAsyncExc`` (alike on Linux, macOS and
+    Windows; the kernel's signal handlers stay untouched) while ``_call`` is on the stack, then every 50 ms.
+    ``except Exception`` does not catch it and a bare ``except:`` that returns is told apart; a long call
+    into C (``time.sleep``, one huge NumPy operation) ends first, and code that catches ``BaseException``
+    and loops on may escape it. Outside CPython there is no limit."""
     target, frame, fired, done, lock = threading.get_ident(), [], [], threading.Event(), threading.Lock()
 
     def watch() -> None:
@@ -477,11 +445,9 @@ def _call(function: Callable, arguments: tuple, frame: list) -> object:
     return function(*arguments)
 
 # --- package functions a learner may replace, and restore --------------------------------------------
-
 _ORIGINALS: dict[tuple[str, str], object] = {}
 
-def remember_package() -> None:
-    """Record the package's functions and classes, and the classes' methods, as they are now."""
+def remember_package() -> None:   # the package's functions, classes and methods as they are now
     for name, module in list(sys.modules.items()):
         for attr, obj in list(vars(module).items()) if name.startswith("llm_from_scratch.") and (
                 ".exercises" not in name) and module else ():
@@ -491,8 +457,7 @@ def remember_package() -> None:
                     if callable(function):
                         _ORIGINALS.setdefault((name, f"{attr}.{method}"), function)
 
-def patched() -> list[str]:
-    """``module.name`` of every recorded function or method that is not the original now."""
+def patched() -> list[str]:   # ``module.name`` of every recorded function or method that is not the original now
     changed = set()
     for (name, attr), original in _ORIGINALS.items():
         owner, _, method = attr.partition(".")
