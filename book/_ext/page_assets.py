@@ -273,6 +273,9 @@ def bundle_pages(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    # book/_static (html_static_path): phones, print and PDF, figure links.
+    app.add_css_file("book.css")
+    app.add_js_file("book.js")
     app.connect("builder-inited", check_theme)
     app.connect("html-page-context", remember_page)
     # After prerender_math (priority 500) has written its formulas into the pages.
