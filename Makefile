@@ -87,8 +87,10 @@ nbval: $(STAMP)
 habits: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) tests/test_notebook_habits.py tests/test_notebook_rules.py
 
-## html: a full strict rebuild (every warning fails).
+## html: a full strict rebuild (every warning fails), from an empty _build/html
+## (no file of an older build counts toward the page and size limits).
 html: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
+	rm -rf _build/html
 	$(BIN)/jupyter-book build --all $(JB_FLAGS) .
 
 ## browser: the built book in Chromium, the downloaded course in a fresh venv,

@@ -54,7 +54,8 @@ CSS_URL = re.compile(r"""url\(\s*(['"]?)(?P<url>[^'")]+)\1\s*\)""")
 CSS_IMPORT = re.compile(r"""@import\s+(?:url\()?\s*['"](?P<url>[^'"]+)['"]\s*\)?\s*;""")
 FONT_FACE = re.compile(r"@font-face\{(?P<body>[^}]*Font Awesome[^}]*)\}")
 FONT_SRC = re.compile(r"""src:url\(['"]?(?P<url>[^)'"]+\.woff2)['"]?\)[^;}]*""")
-ICON = re.compile(r'content:\s*"\\(?P<code>[ef][0-9a-f]{3})"')
+# An icon's code in a content: rule or a custom property (--pst-icon-bell:"\f0f3").
+ICON = re.compile(r'"\\(?P<code>[ef][0-9a-f]{3})"')
 
 
 def check_theme(app: Sphinx) -> None:
@@ -220,7 +221,9 @@ def purge(bundle: Path, content: list[Path]) -> None:
 def inline_icon_font(bundle: Path) -> None:
     """Cut the Font Awesome fonts down to the icons the CSS still names, inline."""
     css = bundle.read_text(encoding="utf-8")
+    # Written as escapes ("\f0c9") or as the private-use characters themselves.
     icons = {int(code, 16) for code in ICON.findall(css)}
+    icons |= {ord(c) for c in css if 0xE000 <= ord(c) <= 0xF8FF}
 
     def face(match: re.Match) -> str:
         body = match["body"]
