@@ -112,7 +112,7 @@ def test_built_book_is_small(built_site):
     assert any(f.suffix == ".zip" for f in files), "the course zip is missing"
     assert total <= MAX_SITE_BYTES, (
         f"_build/html holds {total} bytes (at most {MAX_SITE_BYTES}); biggest: "
-        f"{sorted(((f.stat().st_size, str(f.relative_to(built_site))) for f in files))[-5:]}")
+        f"{sorted((f.stat().st_size, str(f.relative_to(built_site))) for f in files)[-5:]}")
 
 
 def test_fontawesome_override_is_the_pinned_themes_file():
