@@ -199,7 +199,13 @@ def test_pdf_has_the_books_pages_in_russian(built_site):
 
 # Last for each chapter page of this module: print media changes the page.
 PRINT_JS = """() => {
-  const visible = el => el.getClientRects().length > 0 && getComputedStyle(el).visibility !== 'hidden';
+  // Laid out, not hidden, and neither it nor a box around it transparent.
+  const visible = el => {
+    if (!el.getClientRects().length || getComputedStyle(el).visibility === 'hidden') return false;
+    for (let e = el; e && e !== document.body; e = e.parentElement)
+      if (getComputedStyle(e).opacity === '0') return false;
+    return true;
+  };
   const article = document.querySelector('article.bd-article');
   const exercises = [...article.querySelectorAll('.exercise')];
   const last = exercises[exercises.length - 1];
