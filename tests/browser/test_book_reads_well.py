@@ -12,7 +12,8 @@ PDF, phones, offline search.
   its folded content (the notation table, hidden cells) open;
 * the PDF opens, has a page for each part of the book and extractable
   Cyrillic text with every chapter's title;
-* at 390 x 844 no page scrolls sideways, and the text hyphenates in Russian;
+* at 390 x 844 no page scrolls sideways, the text hyphenates in Russian, and
+  each figure links to its full-size image;
 * from file://, search finds both chapters for «голов» and «внимание» with a
   snippet for each result.
 
@@ -155,6 +156,12 @@ def test_nothing_scrolls_sideways_on_a_phone(open_offline, docname):
     style = page.evaluate("""() => { const p = document.querySelector('article p');
         return {lang: document.documentElement.lang, hyphens: getComputedStyle(p).hyphens}; }""")
     assert style == {"lang": "ru", "hyphens": "auto"}, style
+    # A figure shrinks to the phone's width; a tap opens it at full size.
+    unlinked = page.evaluate("""() => [...document.querySelectorAll('article figure img')]
+        .filter(img => { const a = img.closest('a.figure-full');
+                         return !a || a.getAttribute('href') !== img.getAttribute('src'); })
+        .map(img => img.getAttribute('src'))""")
+    assert not unlinked, f"figures without a link to their full-size image: {unlinked}"
 
 
 @pytest.mark.parametrize("query", ["голов", "внимание"])
