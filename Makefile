@@ -94,9 +94,10 @@ html: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build --all $(JB_FLAGS) .
 
 ## browser: the built book in Chromium, the downloaded course in a fresh venv,
-## the chapters in real JupyterLab. Always after a fresh build.
+## the chapters in real JupyterLab. Always after a fresh build. Modules go to
+## the workers in the order of tests/browser/conftest.py (slowest first).
 browser: html $(LAB_OVERRIDES)
-	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope tests/browser
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope --no-loadscope-reorder tests/browser
 
 ## lab: JupyterLab on book/ with the package importable (its kernel is .venv's).
 ## LAB_DIR and LAB_ARGS are for the tests (another folder, port, token).

@@ -12,6 +12,7 @@ sphinx-design's dropdowns break the single-page build.)
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 
@@ -40,36 +41,47 @@ def reading_order(app: Sphinx) -> list[str]:
     return order
 
 
+async def print_pages(files: list[Path]) -> list[bytes]:
+    """Each page printed as after Ctrl+P, all at once (Chromium renders them in parallel)."""
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            context = await browser.new_context(locale="ru-RU")
+            await context.route("**/*", lambda route: route.continue_()
+                                if route.request.url.startswith(("file:", "data:"))
+                                else route.abort())
+
+            async def print_page(path: Path) -> bytes:
+                page = await context.new_page()
+                await page.goto(path.as_uri(), wait_until="load")
+                await page.emulate_media(media="print")
+                await page.evaluate("() => window.bookPrepareForPrint()")
+                await page.evaluate("() => document.fonts.ready")
+                return await page.pdf(format="A4", print_background=True,
+                                      margin={"top": "16mm", "bottom": "18mm",
+                                              "left": "14mm", "right": "14mm"},
+                                      display_header_footer=True,
+                                      header_template="<div></div>", footer_template=FOOTER)
+
+            return await asyncio.gather(*(print_page(path) for path in files))
+        finally:
+            await browser.close()
+
+
 def print_pdf(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.name != "html":
         return
     if not CHROMIUM.exists():
         raise ExtensionError(f"the book's PDF is printed by {CHROMIUM}: install the Debian "
                              "package chromium (apt-get install chromium).")
-    from playwright.sync_api import sync_playwright
     from pypdf import PdfWriter
 
+    files = [Path(app.builder.get_outfilename(name)) for name in reading_order(app)]
     writer = PdfWriter()
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-        try:
-            context = browser.new_context(locale="ru-RU")
-            context.route("**/*", lambda route: route.continue_()
-                          if route.request.url.startswith(("file:", "data:")) else route.abort())
-            page = context.new_page()
-            for docname in reading_order(app):
-                page.goto(Path(app.builder.get_outfilename(docname)).as_uri(), wait_until="load")
-                page.emulate_media(media="print")
-                page.evaluate("() => window.bookPrepareForPrint()")
-                page.evaluate("() => document.fonts.ready")
-                pdf = page.pdf(format="A4", print_background=True,
-                               margin={"top": "16mm", "bottom": "18mm",
-                                       "left": "14mm", "right": "14mm"},
-                               display_header_footer=True, header_template="<div></div>",
-                               footer_template=FOOTER)
-                writer.append(io.BytesIO(pdf))
-        finally:
-            browser.close()
+    for pdf in asyncio.run(print_pages(files)):
+        writer.append(io.BytesIO(pdf))
     writer.add_metadata({"/Title": app.config.project})
     target = Path(app.outdir) / PDF_NAME
     with target.open("wb") as f:

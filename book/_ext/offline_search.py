@@ -29,15 +29,23 @@ def add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, do
         app.add_js_file("search-ru.js")
 
 
+# A typeset formula: its hidden MathML holds the symbols a snippet can show.
+FORMULA = re.compile(r"<mjx-container\b.*?(?:<mjx-assistive-mml[^>]*>(.*?)</mjx-assistive-mml>)?"
+                     r"</mjx-container>", re.S)
+TAG = re.compile(r"<[^>]+>")
+
+
 def page_text(html: str) -> str:
     """The main column as sections of plain text: what Sphinx's snippet code reads."""
+    # Half a chapter's markup is typeset math: flatten it before parsing.
+    html = FORMULA.sub(lambda m: TAG.sub("", m[1] or ""), html)
     soup = BeautifulSoup(html, "html.parser")
     # The article itself: the theme's role="main" also holds the page's
     # buttons and its table of contents.
     main = soup.select_one("article.bd-article") or soup.select_one('[role="main"]')
     if main is None:
         return ""
-    for junk in main.select("script, style, .headerlink, mjx-math, .toggle-button, button"):
+    for junk in main.select("script, style, .headerlink, .toggle-button, button"):
         junk.decompose()
     for tag in main.find_all(True):
         if tag.name == "section" and tag.get("id"):

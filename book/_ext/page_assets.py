@@ -142,14 +142,17 @@ class Page:
         return found
 
 
-def bundle_styles(page: Page, outdir: Path) -> Path | None:
+def style_text(page: Page, outdir: Path) -> str | None:
+    """The page's local stylesheets as one text, in their order."""
     sheets = page.stylesheets()
     if not sheets:
         return None
-    bundle_dir = outdir / BUNDLE_DIR
     seen: set[Path] = set()
-    text = "\n".join(read_css(sheet, outdir, bundle_dir, seen) for sheet in sheets)
-    bundle = write_bundle(outdir, text, ".css")
+    return "\n".join(read_css(sheet, outdir, outdir / BUNDLE_DIR, seen) for sheet in sheets)
+
+
+def link_styles(page: Page, bundle: Path) -> None:
+    """The first local stylesheet link points to the bundle; the others go."""
     first = True
 
     def replace(match: re.Match) -> str:
@@ -162,6 +165,20 @@ def bundle_styles(page: Page, outdir: Path) -> Path | None:
         return ""
 
     page.text = STYLESHEET.sub(replace, page.text)
+
+
+def finish_styles(outdir: Path, text: str, content: list[Path]) -> Path:
+    """Purge and inline the icon font, then name the bundle by what it holds.
+
+    The name comes from the purged text: an incremental build, which purges
+    against its own pages only, never overwrites a bundle that the pages it
+    left alone still use.
+    """
+    draft = write_bundle(outdir, text, ".draft.css")
+    purge(draft, content)
+    inline_icon_font(draft)
+    bundle = write_bundle(outdir, draft.read_text(encoding="utf-8"), ".css")
+    draft.unlink()
     return bundle
 
 
@@ -256,23 +273,23 @@ def bundle_pages(app: Sphinx, exception: Exception | None) -> None:
     # An inline script whose text is the same on every page joins a bundle.
     inline = [{tag for kind, tag, _ in page.scripts() if kind == "inline"} for page in pages]
     shared_inline = set.intersection(*inline) if len(pages) > 1 else inline[0]
-    styles, scripts = set(), set()
+    styles = {page.path: style_text(page, outdir) for page in pages}
+    scripts: set[Path] = set()
     for page in pages:
-        bundle = bundle_styles(page, outdir)
-        if bundle:
-            styles.add(bundle)
         scripts.update(bundle_scripts(page, outdir, shared_inline))
-    for page in pages:
-        page.path.write_text(page.text, encoding="utf-8")
+    # The pages on disk still hold every class they use; the scripts add theirs.
     content = [page.path for page in pages] + sorted(scripts)
-    for bundle in sorted(styles):
-        purge(bundle, content)
-        inline_icon_font(bundle)
+    bundles = {text: finish_styles(outdir, text, content)
+               for text in sorted({t for t in styles.values() if t is not None})}
+    for page in pages:
+        if styles[page.path] is not None:
+            link_styles(page, bundles[styles[page.path]])
+        page.path.write_text(page.text, encoding="utf-8")
     unused = {*outdir.glob("_static/**/*.map"), outdir / "_static/scripts/fontawesome.js"}
     for path in unused:
         path.unlink(missing_ok=True)
     logger.info("page_assets: %d pages, %d stylesheet and %d script bundles",
-                len(pages), len(styles), len(scripts))
+                len(pages), len(bundles), len(scripts))
 
 
 def setup(app: Sphinx) -> dict:

@@ -21,6 +21,20 @@ from book_site import (
     page_path,
 )
 
+# The two modules that take longest (a fresh venv for the downloaded course,
+# JupyterLab running both chapters) start first, one on each worker: the
+# Makefile runs pytest-xdist with --dist loadscope --no-loadscope-reorder, so
+# modules go to the workers in this order and the short page modules fill in.
+SLOW_FIRST = ("test_course_download.py", "test_jupyterlab.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: the order inside each module stays
+
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
