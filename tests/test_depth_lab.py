@@ -117,13 +117,17 @@ def test_equal_arguments_give_bitwise_equal_runs():
 
 
 def test_top_block_gradient_is_the_last_layer_of_each_run():
-    tops = depth_lab.top_block_gradient(range(1, 4), WIDTH, **SMALL)
+    """One forward pass serves every depth: the numbers are run(L)'s, bit for bit."""
+    tops = depth_lab.top_block_gradient([3, 1, 2, 3], WIDTH, **SMALL)     # any order, repeats
     assert set(tops) == set(depth_lab.VARIANTS)
     for variant, values in tops.items():
-        assert values[2] == depth_lab.run(3, WIDTH, variant, **SMALL).gradient_norms[-1]
-    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **SMALL)
+        expected = [depth_lab.run(depth, WIDTH, variant, **SMALL).gradient_norms[-1] for depth in (3, 1, 2, 3)]
+        assert values.tolist() == expected
+    options = {"ffn": "relu", "branches": "ffn", "weight_scale": 3 ** 0.5, "norm": "layer", **SMALL}
+    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **options)
     assert set(down) == {"post"}
-    assert down["post"][1] == depth_lab.run(3, WIDTH, "post", **SMALL).tensor_gradient("ffn.down.weight")[-1]
+    assert down["post"].tolist() == [depth_lab.run(depth, WIDTH, "post", **options).tensor_gradient("ffn.down.weight")[-1]
+                                     for depth in (2, 3)]
 
 
 def test_compare_runs_the_variants_asked_for():
@@ -177,6 +181,8 @@ BAD = [
     ("tensor type", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor=3, **SMALL), ["tensor", "got 3"]),
     ("depths", lambda: depth_lab.top_block_gradient([0, 2], WIDTH, **SMALL), ["depth", "got 0"]),
     ("depths empty", lambda: depth_lab.top_block_gradient([], WIDTH, **SMALL), ["at least one depth"]),
+    ("top option", lambda: depth_lab.top_block_gradient([1], WIDTH, depth=3), ["'depth'", "unknown", "weight_scale"]),
+    ("top tensor", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor="w_q", **SMALL), ["tensor", "'w_q'"]),
     ("variants", lambda: depth_lab.compare(2, WIDTH, variants="pre", **SMALL), ["variants", "'pre'"]),
     ("table layer -1", lambda: depth_lab.summary_table({"pre": run_small()}, layers=(1, -1)),
      ["table layer", "[1, 2]", "got -1"]),
