@@ -20,7 +20,7 @@ of a float sum (another BLAS kernel, or the rows of a batch permuted) agree
 to the last bits for a while and then part: on seed 31 after about 44 steps
 (Post at ``lr=0.03``, which stalls either way), 135 (Post with warm-up) and
 166 (Pre). So the chapter reads a run by when it first gets below a level
-and by coarse verdicts, and trains 150 steps by default.
+and by coarse verdicts, and trains 120 steps by default.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from .depth_lab import check_choice, check_integer
 from .training import TrainingRun, train
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
-STEPS = 150                   # the default length of a run
+STEPS = 120                   # the default length of a run
 MAX_LEARNING_RATE = 1.0
 DEFAULTS = {"width": 16, "heads": 2, "batch": 16, "tokens": 8,
             "vocabulary": 16, "period": 3, "seed": 31}
@@ -348,18 +348,24 @@ def training_table(runs: list[Training], vocabulary: int = 16,
 def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
                 level: float = 2.0) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: per setting (``runs`` maps a
-    title to its runs on several seeds), how many runs got below ``level``
-    and the range of the first such step, rounded to tens."""
-    header = ["запуск", "зёрна", f"потери < {level:g}",
-              f"потери < {level:g} с шага"]
+    title to its runs on several seeds), how many runs got each verdict and
+    the range of the first step below ``level``, rounded to tens."""
+    header = ["запуск", "зёрна", "итог", f"потери < {level:g} с шага"]
     rows = []
     for title, group in runs.items():
-        steps = [first_below(t, level) for t in group]
-        reached = sorted(s for s in steps if s is not None)
-        span = ("—" if not reached else
-                f"~{round(reached[0], -1)}–{round(reached[-1], -1)}")
+        verdicts = [verdict(t, vocabulary, level) for t in group]
+        counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+        summary = (f"{verdicts[0]}: {len(group)} из {len(group)}"
+                   if len(counts) == 1 else
+                   ", ".join(f"{v}: {n}" for v, n in counts.items()))
+        reached = sorted(round(s, -1) for s in
+                         (first_below(t, level) for t in group)
+                         if s is not None)
+        span = ("—" if not reached else f"~{reached[0]}"
+                if reached[0] == reached[-1]
+                else f"~{reached[0]}–{reached[-1]}")
         rows.append([title, ", ".join(str(t.seed) for t in group),
-                     f"{len(reached)} из {len(group)}", span])
+                     summary, span])
     return header, rows
 
 
