@@ -20,6 +20,7 @@ from numpy_stack import central_difference, stack_loss, weights_of
 from llm_from_scratch import Adam
 from llm_from_scratch.chapters import training_lab
 from llm_from_scratch.chapters.training import cross_entropy, train
+from llm_from_scratch.exercises import ch31 as ex31
 
 TINY = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4, "seed": 3}
 TASK = {"batch": 3, "tokens": 4, "vocabulary": 5, "period": 2, "seed": 5}
@@ -310,3 +311,13 @@ def test_a_run_that_overflows_stops_and_says_where(capfd):
     run = training_lab.train_stack("pre", 2, 1.0, steps=40, **TINY, batch=3, period=2)
     assert capfd.readouterr().err == ""
     assert run.run.diverged_at is None or len(run.losses) == run.run.diverged_at
+
+
+def test_exercise_31_11_reads_what_eight_blocks_do():
+    """The checker of 31.11 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
+    verdicts = {v: training_lab.verdict(training_lab.train_stack(v, 8, lr=0.02)) for v in ("pre", "post")}
+    assert verdicts == {"pre": "учится", "post": "не учится"}
+    options = {"учится": 1, "не учится": 2}
+    assert ex31.EXERCISES[11].feedback({v: options[text] for v, text in verdicts.items()}).correct
+    # and the chapter's premise: four blocks of Post learn at this rate
+    assert training_lab.verdict(training_lab.train_stack("post", 4, lr=0.02)) == "учится"

@@ -110,6 +110,11 @@ E10 = Questions("31.10", fields=[
         coarse(2), *(lambda v, _, k=k, o=o: near(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
         lambda v, right: near(v, 1 / right) and "inverse"))])
 
-EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10}
+# 31.11: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
+# tests/test_training_lab.py so the checker does not train: 1 «учится», 2 «не учится»
+E11 = Questions("31.11", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
+                                 option("post", 2, {1: "learns", 4: "breaks"})])
+
+EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()
