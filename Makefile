@@ -17,6 +17,10 @@ COURSE_ZIP := _build/course/llm-from-scratch-course.zip
 COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/course/requirements.lock \
 	tools/lab/llm-from-scratch.json requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
 	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
+# Node tools of the build (MathJax typesets the formulas, PurgeCSS drops unused
+# CSS: book/_ext/), installed exactly from package-lock.json. npm ci writes
+# node_modules/.package-lock.json, the stamp.
+NODE_STAMP := node_modules/.package-lock.json
 # JupyterLab's settings shipped with the repository (no first-start news
 # prompt), in the settings layer for packages (overrides.d/), so a developer's
 # own overrides.json is neither written nor shadowed; the course's wheel
@@ -26,9 +30,10 @@ LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/llm-from-scratch
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
 LAB_ARGS ?=
-# The file browser shows the book, not its build tooling (Sphinx's _ext,
-# nbval's sanitize.cfg); the rest are JupyterLab's own defaults.
-LAB_HIDDEN := __pycache__ *.pyc *.pyo .DS_Store *~ _ext sanitize.cfg
+# The file browser shows the book, not its build tooling (Sphinx's _ext, the
+# HTML book's _static and _templates, nbval's sanitize.cfg); the rest are
+# JupyterLab's own defaults.
+LAB_HIDDEN := __pycache__ *.pyc *.pyo .DS_Store *~ _ext _static _templates sanitize.cfg
 
 .PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab lock clean
 
@@ -42,11 +47,16 @@ $(LAB_OVERRIDES): tools/lab/llm-from-scratch.json $(STAMP)
 	@mkdir -p $(dir $@)
 	cp $< $@
 
+$(NODE_STAMP): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "make book needs Node.js 18+ and npm (Debian: apt-get install nodejs npm)"; exit 1; }
+	npm ci --no-audit --no-fund
+	@touch $@
+
 $(COURSE_ZIP): $(STAMP) $(COURSE_SOURCES)
 	$(BIN)/python tools/build_course.py $@
 
 ## book: build the HTML book (with the course zip) into _build/html and print the index page path.
-book: $(STAMP) $(COURSE_ZIP)
+book: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 	@echo "Book index: $(CURDIR)/_build/html/index.html"
 
@@ -86,14 +96,17 @@ nbval: $(STAMP)
 habits: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) tests/test_notebook_habits.py tests/test_notebook_rules.py
 
-## html: a full strict rebuild (every warning fails).
-html: $(STAMP) $(COURSE_ZIP)
+## html: a full strict rebuild (every warning fails), from an empty _build/html
+## (no file of an older build counts toward the page and size limits).
+html: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
+	rm -rf _build/html
 	$(BIN)/jupyter-book build --all $(JB_FLAGS) .
 
 ## browser: the built book in Chromium, the downloaded course in a fresh venv,
-## the chapters in real JupyterLab. Always after a fresh build.
+## the chapters in real JupyterLab. Always after a fresh build. Modules go to
+## the workers in the order of tests/browser/conftest.py (slowest first).
 browser: html $(LAB_OVERRIDES)
-	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope tests/browser
+	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope --no-loadscope-reorder tests/browser
 
 ## lab: JupyterLab on book/ with the package importable (its kernel is .venv's).
 ## LAB_DIR and LAB_ARGS are for the tests (another folder, port, token).

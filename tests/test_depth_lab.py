@@ -117,13 +117,17 @@ def test_equal_arguments_give_bitwise_equal_runs():
 
 
 def test_top_block_gradient_is_the_last_layer_of_each_run():
-    tops = depth_lab.top_block_gradient(range(1, 4), WIDTH, **SMALL)
+    """One forward pass serves every depth: the numbers are run(L)'s, bit for bit."""
+    tops = depth_lab.top_block_gradient([3, 1, 2, 3], WIDTH, **SMALL)     # any order, repeats
     assert set(tops) == set(depth_lab.VARIANTS)
     for variant, values in tops.items():
-        assert values[2] == depth_lab.run(3, WIDTH, variant, **SMALL).gradient_norms[-1]
-    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **SMALL)
+        expected = [depth_lab.run(depth, WIDTH, variant, **SMALL).gradient_norms[-1] for depth in (3, 1, 2, 3)]
+        assert values.tolist() == expected
+    options = {"ffn": "relu", "branches": "ffn", "weight_scale": 3 ** 0.5, "norm": "layer", **SMALL}
+    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **options)
     assert set(down) == {"post"}
-    assert down["post"][1] == depth_lab.run(3, WIDTH, "post", **SMALL).tensor_gradient("ffn.down.weight")[-1]
+    runs = [depth_lab.run(depth, WIDTH, "post", **options) for depth in (2, 3)]
+    assert down["post"].tolist() == [run.tensor_gradient("ffn.down.weight")[-1] for run in runs]
 
 
 def test_compare_runs_the_variants_asked_for():
@@ -177,6 +181,8 @@ BAD = [
     ("tensor type", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor=3, **SMALL), ["tensor", "got 3"]),
     ("depths", lambda: depth_lab.top_block_gradient([0, 2], WIDTH, **SMALL), ["depth", "got 0"]),
     ("depths empty", lambda: depth_lab.top_block_gradient([], WIDTH, **SMALL), ["at least one depth"]),
+    ("top option", lambda: depth_lab.top_block_gradient([1], WIDTH, depth=3), ["'depth'", "unknown", "weight_scale"]),
+    ("top tensor", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor="w_q", **SMALL), ["tensor", "'w_q'"]),
     ("variants", lambda: depth_lab.compare(2, WIDTH, variants="pre", **SMALL), ["variants", "'pre'"]),
     ("table layer -1", lambda: depth_lab.summary_table({"pre": run_small()}, layers=(1, -1)),
      ["table layer", "[1, 2]", "got -1"]),
@@ -285,6 +291,9 @@ def test_attention_and_whole_blocks_as_the_chapter_reads_them():
     swiglu = depth_lab.run(24, 32, "post", weight_scale=root3)
     relu = depth_lab.run(24, 32, "post", ffn="relu", weight_scale=root3)
     assert round(gradient_gain.measured_gain(attention), 3) == 0.979
+    assert [depth_lab.short(g) for g in attention.gradient_norms[[0, -1]]] == ["0.349", "0.560"]  # к выходу
+    ffn = depth_lab.run(24, 32, "post", branches="ffn", weight_scale=root3)
+    assert round(gradient_gain.measured_gain(ffn), 3) == 1.146
     assert round(gradient_gain.measured_gain(swiglu), 3) == 1.091
     assert round(gradient_gain.measured_gain(relu), 3) == 1.024
     assert round(swiglu.gradient_norms[0] / swiglu.gradient_norms[-1]) == 7          # «в 7 раз»
@@ -310,8 +319,13 @@ def test_the_numbers_the_chapter_quotes():
     assert none[[0, -1]] == pytest.approx([2363, 2.99], rel=0.002)
     assert 100 < none[0] / none[-1] < 1000                            # «почти на три порядка»
     assert (none[0] / none[-1]) ** (1 / 23) == pytest.approx(1.3, abs=0.05)
-    post = runs["post"].gradient_norms[[0, 5, 11, 23]]                 # the table's columns
-    assert round(post.min(), 2) == 0.40 and round(post.max(), 2) == 0.47
+    post = runs["post"].gradient_norms                                 # «по всем 24 слоям»
+    assert round(post.min(), 2) == 0.40 and round(post.max(), 2) == 0.52
+    assert [depth_lab.short(g) for g in (runs["pre"].gradient_norms.min(), runs["pre"].gradient_norms.max())] == [
+        "0.266", "0.472"]
+    flat = runs["none"]                                                # «RMS около 0.1 — от 0.09 до 0.12»
+    assert f"{flat.stream_rms[1:].min():.2f}–{flat.stream_rms[1:].max():.2f}" == "0.09–0.12"
+    assert round(gradient_gain.measured_gain(flat), 2) == 1.34
     np.testing.assert_allclose(runs["post"].stream_rms[1:], 1.0, atol=1e-5)
     for run in (runs["pre"], runs["post"]):                            # «меньше чем вдвое»
         assert run.gradient_norms.max() / run.gradient_norms.min() < 2
@@ -337,7 +351,13 @@ def test_the_numbers_the_chapter_quotes():
         lab = depth_lab.run(depth, 32, "pre", weight_scale=3 ** 0.5)
         assert lab.stream_rms[-1] == pytest.approx(rms_top, abs=0.005)
         products.append(lab.tensor_gradient(down)[-1] * lab.stream_rms[-1])
-    assert [round(p, 2) for p in products] == [0.70, 0.67, 0.73, 0.70]   # «между 0.67 и 0.73»
+    assert [round(p, 3) for p in products] == [0.703, 0.673, 0.733, 0.704]
+    # one run of 24 blocks gives the stream after the top block of every depth
+    lab = depth_lab.run(24, 32, "pre", weight_scale=3 ** 0.5)
+    every = top["pre"] * lab.stream_rms[1:]
+    assert every[[0, 3, 15, 23]].tolist() == pytest.approx(products, rel=1e-12)
+    assert f"{every.min():.2f} {every.max():.2f}" == "0.59 0.77"           # «между 0.59 и 0.77»
+    assert round(lab.stream_rms[-1] / lab.stream_rms[1], 1) == 3.6       # «RMS растёт в 3.6 раза»
     assert round(top["post"].min(), 2) == 0.47 and round(top["post"].max(), 2) == 0.62
     plain_top = depth_lab.top_block_gradient([1, 24], tensor=down, variants=("pre",))
     assert plain_top["pre"] == pytest.approx([0.21, 0.14], abs=0.005)
@@ -356,6 +376,9 @@ def test_the_depth_lab_exercise_quotes_the_lab():
     assert [round(r, 2) for r in rms] == [2.04, 4.14] and round(rms[0] / rms[1], 2) == 0.49
     own = [g[0] * rms[0], g[1] * rms[1]]
     assert [round(x, 2) for x in own] == [0.67, 0.73]
+    assert [f"{r:.3f}" for r in rms] == ["2.044", "4.140"] and f"{rms[0] / rms[1]:.3f}" == "0.494"
+    assert [f"{x:.3f}" for x in own] == ["0.673", "0.733"] and f"{g[1] / g[0]:.3f}" == "0.538"
+    assert f"{0.494 * 0.733 / 0.673:.3f}" == "0.538"                     # the solution's arithmetic
     assert rms[0] / rms[1] * own[1] / own[0] == pytest.approx(g[1] / g[0], rel=1e-12)
     ratios = [r[1] / r[0] for r in (depth_lab.top_block_gradient([4, 16], seed=seed, **options)["pre"]
                                     for seed in range(10))]

@@ -130,9 +130,32 @@ def test_the_line_bound_is_one_half_over_many_sequences():
     assert lh.line_bound(targets) == pytest.approx(lh.ONE_HEAD_BOUND, abs=0.005)
 
 
+def test_stopping_for_the_held_out_loss_changes_no_update():
+    whole = lh.learn(2, steps=60)
+    parts = lh.learn(2, steps=60, every=25)
+    np.testing.assert_array_equal(parts.run.losses, whole.run.losses)
+    for a, b in zip(parts.layer.parameters(), whole.layer.parameters(), strict=True):
+        np.testing.assert_array_equal(a.value, b.value)
+    assert parts.checkpoints.tolist() == [0, 25, 50, 60]
+    assert parts.held_out[0] == lh.held_out_loss(lh.random_layer(2))
+    assert parts.held_out[-1] == lh.held_out_loss(whole.layer)
+    assert len(whole.checkpoints) == len(whole.held_out) == 0
+
+
 @pytest.fixture(scope="module")
 def runs():
-    return {heads: lh.learn(heads) for heads in (1, 2)}
+    return {heads: lh.learn(heads, every=lh.EVERY) for heads in (1, 2)}
+
+
+def test_the_one_head_curve_never_goes_below_the_bound_of_its_sequences(runs):
+    """The held-out curve (the chapter's figure): above the best line for those sequences at
+    every checkpoint, while single 32-sequence batches do go below 1/2."""
+    one = runs[1]
+    assert one.checkpoints.tolist() == list(range(0, lh.STEPS + 1, lh.EVERY))
+    bound = lh.line_bound(lh.held_out()[1])
+    assert np.all(one.held_out >= bound)
+    assert one.held_out[-1] == lh.held_out_loss(one.layer)
+    assert np.min(one.run.losses) < lh.ONE_HEAD_BOUND                # batch noise, not a broken bound
 
 
 def test_two_heads_learn_both_jobs_one_head_each(runs):
@@ -158,3 +181,31 @@ def test_the_twins_start_from_the_same_matrices(runs):
     assert runs[1].layer.parameters().count() == runs[2].layer.parameters().count() == 4 * D * D
     for a, b in zip(lh.random_layer(1).parameters(), lh.random_layer(2).parameters(), strict=True):
         np.testing.assert_array_equal(a.value, b.value)                # only the grouping into heads differs
+
+
+# -- other random starts: the chapter's table of starts 31-34 ------------------------------
+
+SURVEY_SEEDS, SURVEY_STEPS = range(31, 35), 150
+
+
+@pytest.mark.parametrize("seed", SURVEY_SEEDS)
+def test_at_every_start_two_heads_split_the_jobs(seed):
+    two = lh.learn(2, steps=SURVEY_STEPS, seed=seed)
+    assert sorted(lh.jobs(two.layer)) == ["first", "previous"]
+
+
+@pytest.mark.parametrize(("seed", "job"), [(31, "first"), (32, "previous")])
+def test_the_one_head_keeps_the_job_it_has_after_150_steps(seed, job):
+    """The chapter asks the starts after 150 steps; the choice is made by then."""
+    early = lh.learn(1, steps=SURVEY_STEPS, seed=seed)
+    full = lh.learn(1, seed=seed)
+    assert lh.jobs(early.layer) == lh.jobs(full.layer) == [job]
+    assert lh.held_out_loss(full.layer) >= lh.line_bound(lh.held_out()[1])
+
+
+def test_a_slow_rope_base_learns_the_first_token_much_more_slowly():
+    """Base 10 000: pair 1 of a head turns by 0.01 per position, a ten times flatter ramp
+    to the farthest key than with the chapter's base 100."""
+    slow = lh.learn(2, rope_base=10_000.0)
+    fast = lh.learn(2)
+    assert lh.held_out_loss(slow.layer) > 8 * lh.held_out_loss(fast.layer)       # 11 times here

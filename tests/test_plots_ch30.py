@@ -13,7 +13,7 @@ from matplotlib.patches import Rectangle
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
-from llm_from_scratch import Tensor
+from llm_from_scratch import MultiHeadAttention, SplitMix64, Tensor
 from llm_from_scratch.chapters import ch30, lesson30
 from llm_from_scratch.plots import ch30 as plots30
 from llm_from_scratch.plots import style
@@ -26,7 +26,10 @@ SPREAD = lesson30.score_spread((2, 8, 32), samples=200)
 SCORES = lesson30.relative_scores([1.0, 0.5, 0.3, -0.2], [0.4, 1.0, 0.2, 0.5], 100.0, 6)
 SWAP, MIXING = ch30.swap_output_weight(), lesson30.mixing_output_weight()
 STAGES = lesson30.stage_values(EXAMPLE)
-LOSSES = [("две головы", np.geomspace(1.0, 1e-4, 100)), ("одна голова", 0.5 + 0.01 * np.sin(np.arange(100)))]
+STEPS = np.arange(0, 101, 10)
+LOSSES = [("две головы", STEPS, np.geomspace(1.0, 1e-4, 11)), ("одна голова", STEPS, 0.5 + 0.01 * np.sin(STEPS))]
+PROBE_QUERY = MultiHeadAttention.new("probe", model_width=4, heads=2, max_positions=6, rope_base=100.0,
+                                    rng=SplitMix64(30)).parameters()[0].value      # the chapter's random W_Q
 TABLES = np.tril(np.random.default_rng(0).uniform(size=(2, 3, 6, 6)))
 
 
@@ -34,11 +37,11 @@ def build(name: str) -> Figure:
     x = ch30.example_input()[0]
     return {
         "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
-        "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.5, window=10),
+        "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.49),
         "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
                                                       for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
-        "head_split": lambda: plots30.head_split(x, x @ ch30.example_weights()["query"], 2),
+        "head_split": lambda: plots30.head_split(x, x @ PROBE_QUERY, 2),
         "score_spread": lambda: plots30.score_spread(SPREAD.widths, SPREAD.raw_std, SPREAD.scaled_std,
                                                      SPREAD.raw_top, SPREAD.scaled_top, SPREAD.tokens),
         "rope_circle": lambda: plots30.rope_circle([
@@ -90,22 +93,26 @@ def test_whole_layer_writes_every_stage_of_the_example():
     x = ch30.example_input()[0]
     visible = np.tril_indices(3)
     want = three(x) + three(x)                                     # X, then Q = K = V = X W with W = I
-    for stage in ("projected_query_heads", "rotated_query_heads"):
-        want += three(STAGES[stage][0]) + three(STAGES[stage][1])
-    want += three(WEIGHTS[0][visible]) + three(WEIGHTS[1][visible])  # future keys carry no number
-    want += three(STAGES["head_outputs"][0]) + three(STAGES["head_outputs"][1])
+    for head in (0, 1):                                            # each head's lane, one after the other
+        want += three(STAGES["projected_query_heads"][head]) + three(STAGES["rotated_query_heads"][head])
+        want += three(WEIGHTS[head][visible])                      # future keys carry no number
+        want += three(STAGES["head_outputs"][head])
     want += three(STAGES["merged"]) + [f"{v:.0f}" for v in SWAP.ravel()] + three(STAGES["output"])
     assert numbers(fig) == want
     assert "0.214" in want and "−0.421" in want and "0.945" in want         # the seed's numbers, rounded
     shown = texts(fig)
-    for label in ("X: [1, 3, 4]", "Q = K = V: [1, 3, 4]", "головы\n[1, 2, 3, 2]", "после RoPE\n[1, 2, 3, 2]",
-                  "веса A\n[1, 2, 3, 3]", "выходы H\n[1, 2, 3, 2]", "u = Concat(H): [1, 3, 4]", "$W_O$: [4, 4]",
-                  "голова 0", "голова 1"):
+    for label in ("X: [1, 3, 4]", "Q = K = V: [1, 3, 4]", "split_heads: [1, 2, 3, 2]", "в примере $W=I$",
+                  "$A^{(0)}$: [1, 3, 3]", "$A^{(1)}$: [1, 3, 3]", "$H^{(1)}=A^{(1)}V^{(1)}$\n[1, 3, 2]",
+                  "$V^{(0)}$:\nбез поворота", "$V^{(1)}$:\nбез поворота", "RoPE",
+                  "u = Concat(H): [1, 3, 4]", "$W_O$: [4, 4]", "голова 0", "голова 1"):
         assert label in shown
+    assert shown.count("n=2") == 2 and shown.count("m=2") == 1       # key columns in both lanes, rows once
     patches = fig.axes[0].patches
     assert len([p for p in patches if p.get_hatch() == style.MASK_HATCH]) == 2 * 3   # 3 future cells per head
     dashed = [p for p in patches if isinstance(p, Rectangle) and not p.get_fill() and p.get_linestyle() == "--"]
     assert len(dashed) == 1 + 4 + 1           # head 1's columns of Q, K, V, its four grids, its part of u
+    lane = [p for p in patches if isinstance(p, Rectangle) and p.get_fill() and p.get_linestyle() == "--"]
+    assert len(lane) == 1                     # head 1's lane, framed apart from head 0's
 
 
 def test_whole_layer_refuses_a_layer_it_would_draw_wrongly():
@@ -114,15 +121,15 @@ def test_whole_layer_refuses_a_layer_it_would_draw_wrongly():
         plots30.whole_layer(ch30.example_input()[0], other, SWAP)
 
 
-def test_learned_losses_draws_block_means_and_the_bound():
+def test_learned_losses_draws_the_held_out_losses_and_the_bound():
     fig = build("learned_losses")
     (ax,) = fig.axes
     bound, *lines = ax.get_lines()
-    np.testing.assert_allclose(bound.get_ydata(), [0.5, 0.5])
-    for line, (label, losses) in zip(lines, LOSSES, strict=True):
+    np.testing.assert_allclose(bound.get_ydata(), [0.49, 0.49])
+    assert bound.get_label() == "предел одной головы: 0.490"
+    for line, (label, steps, losses) in zip(lines, LOSSES, strict=True):
         assert line.get_label() == label
-        np.testing.assert_allclose(line.get_xydata(), np.column_stack(
-            [10 * np.arange(1, 11), losses.reshape(10, 10).mean(axis=1)]))
+        np.testing.assert_array_equal(line.get_xydata(), np.column_stack([steps, losses]))
     assert lines[0].get_linestyle() != lines[1].get_linestyle()              # told apart without colour
     assert lines[0].get_marker() != lines[1].get_marker()
     assert ax.get_yscale() == "log"
@@ -158,13 +165,15 @@ def test_head_split_writes_the_input_the_projection_and_each_head():
     fig = build("head_split")
     shown = texts(fig)
     x = ch30.example_input()[0]
+    q = x @ PROBE_QUERY
+
+    def two(values):
+        return [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in np.ravel(values)]
+
     numbers = [t for t in shown if t.replace("−", "").replace(".", "").isdigit()]
-    want = [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in x.ravel()]
-    assert numbers[:12] == want                                    # X
-    assert numbers[12:24] == want                                  # Q = X W_Q with W_Q = I
-    head_1 = [f"{round(v, 2) + 0.0:.2f}".replace("-", "−") for v in x[:, 2:].ravel()]
-    assert numbers[30:36] == head_1
-    for label in ("X: [1, 3, 4]", "Q, K, V: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]", "p=0", "p=2"):
+    assert numbers == two(x) + two(q) + two(q[:, :2]) + two(q[:, 2:])    # X, Q = X W_Q, head 0, head 1
+    assert two(q[:, :2]) != two(x[:, :2])             # a random W_Q: head 0 is not a slice of X
+    for label in ("X: [1, 3, 4]", "$Q=XW_Q$: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]", "p=0", "p=2"):
         assert label in shown
 
 
@@ -177,6 +186,12 @@ def test_score_spread_plots_the_experiment():
     right_lines = {line.get_label(): line.get_xydata() for line in right.get_lines()}
     np.testing.assert_allclose(right_lines[r"оценки $q\cdot k\,/\sqrt{d_h}$"][:, 1], SPREAD.scaled_top)
     assert [t.get_text() for t in right.get_legend().get_texts()][-1] == "поровну: 1/8"
+
+
+def test_rope_circle_fits_a_folded_cell():
+    png = io.BytesIO()
+    build("rope_circle").savefig(png, format="png", dpi=100, bbox_inches="tight")
+    assert int.from_bytes(png.getvalue()[16:20], "big") <= 649          # a fold leaves 650 px
 
 
 def test_rope_circle_draws_one_arrow_per_position_and_keys_the_colours():

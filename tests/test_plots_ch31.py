@@ -54,7 +54,8 @@ BUILDERS = {
     "gradient_paths": plots31.gradient_paths,
     "training_curves": lambda: plots31.training_curves(CURVES, REFERENCES, window=5),
     "warmup_curves": lambda: plots31.training_curves({"η = 0.03": CURVES["η = 0.03"]}, REFERENCES,
-                                                     schedules=SCHEDULES),
+                                                     schedules=SCHEDULES,
+                                                     seeds={"η = 0.03": {"Pre-RMSNorm": [np.full(50, 2.0)]}}),
     "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS, reference=REFERENCE),
 }
 
@@ -189,16 +190,25 @@ def test_depth_profiles_draw_each_run_of_each_panel(figures):
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(depth_lab.LABELS.values())
 
 
-def test_gradient_paths_put_a_norm_on_the_post_stream_only(figures):
+def test_gradient_paths_split_at_every_plus_and_put_a_norm_on_the_post_stream_only(figures):
     ax = figures["gradient_paths"].axes[0]
     text = [t.get_text() for t in ax.texts]
     assert text.count("+") == 4 and text.count("N") == 2          # two sublayers each; norms only in Post
-    assert text.count("÷ RMS") == 2 and text.count("I + J$_N^T$ J$_f^T$") == 2
-    assert text.count("I + J$_f^T$") == 2 and text.count("градиент") == 2
+    assert text.count("I") == 4                                    # the path on the stream, at every "+"
+    assert text.count("J$_N^T$ J$_f^T$") == 2 and text.count("J$_f^T$") == 2   # the path through the branch
+    assert text.count("J$_N^T$: ÷ RMS") == 2 and text.count("x′") == 2
+    assert {"f(N(x))", "f(N(x′))", "f(x)", "f(x′)"} <= set(text)   # the second sublayer reads x′
     post_title = next(t for t in ax.texts if t.get_text().startswith("Post"))
     assert all(t.get_position()[1] < post_title.get_position()[1] for t in ax.texts if t.get_text() == "N")
-    dashed = [p for p in ax.patches if isinstance(p, FancyArrowPatch) and p.get_linestyle() == "--"]
-    assert len(dashed) == 2 and all(p._posA_posB[0][0] > p._posA_posB[1][0] for p in dashed)   # to the input
+    gradient = [p for p in ax.patches if isinstance(p, FancyArrowPatch) and p.get_linestyle() != "-"]
+    ends = [p._posA_posB for p in gradient]
+    assert len(ends) == 6                                          # per scheme: the stream and two branches
+    along = [e for e in ends if e[0][1] == e[1][1]]
+    assert len(along) == 2 and all(a[0] > b[0] for a, b in along)  # to the input
+    down = [e for e in ends if e[0][0] == e[1][0]]
+    assert len(down) == 4 and all(a[1] > b[1] for a, b in down)    # back to the stream at each tap
+    over = [line for line in ax.get_lines() if line.get_linestyle() != "-"]
+    assert len(over) == 4 and all(line.get_xdata()[0] > line.get_xdata()[-1] for line in over)
 
 
 def test_training_curves_draw_the_running_mean_and_the_references(figures):
@@ -226,7 +236,22 @@ def test_warmup_figure_draws_the_schedules_like_their_curves(figures):
         same = [c for c in loss_ax.get_lines() if c.get_label() == label]
         if same:
             assert same[0].get_linestyle() == line.get_linestyle() and same[0].get_color() == line.get_color()
-    assert rate_ax.get_ylabel() == "шаг η"
+    assert rate_ax.get_ylabel() == "скорость\nобучения η" and rate_ax.get_xlabel() == "шаг (итерация)"
+
+
+def test_thin_curves_draw_the_other_seeds_in_the_style_of_their_label():
+    runs = {"Post-RMSNorm": [np.linspace(3.0, 2.0, 30), np.linspace(2.9, 1.5, 30)]}
+    fig = plots31.training_curves({"η = 0.03": CURVES["η = 0.03"]}, REFERENCES, window=5,
+                                  seeds={"η = 0.03": runs})
+    ax = fig.axes[0]
+    (main,) = [line for line in ax.get_lines() if line.get_label() == "Post-RMSNorm"]
+    thin = [line for line in ax.get_lines() if line.get_label() == "_seed"]
+    assert len(thin) == 2
+    for line, run in zip(thin, runs["Post-RMSNorm"], strict=True):
+        mean = [np.mean(run[max(0, i - 4):i + 1]) for i in range(len(run))]
+        np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
+        assert line.get_linestyle() == main.get_linestyle() and line.get_linewidth() < main.get_linewidth()
+    assert plots31.SEEDS_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_top_gradient_draws_one_point_per_depth(figures):

@@ -20,6 +20,7 @@ from numpy_stack import central_difference, stack_loss, weights_of
 from llm_from_scratch import Adam
 from llm_from_scratch.chapters import training_lab
 from llm_from_scratch.chapters.training import cross_entropy, train
+from llm_from_scratch.exercises import ch31 as ex31
 
 TINY = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4, "seed": 3}
 TASK = {"batch": 3, "tokens": 4, "vocabulary": 5, "period": 2, "seed": 5}
@@ -137,11 +138,12 @@ def test_pre_and_post_start_from_the_same_weights_and_runs_repeat_bitwise():
     assert np.array_equal(first.losses, second.losses) and len(first.losses) == 5
 
 
-def test_readings_of_a_run():
-    def fake(losses, warmup=0, diverged=None):
-        from llm_from_scratch.chapters.training import TrainingRun
-        return training_lab.Training("post", 4, 0.03, warmup, TrainingRun(np.array(losses), diverged))
+def fake(losses, warmup=0, diverged=None, seed=31):
+    from llm_from_scratch.chapters.training import TrainingRun
+    return training_lab.Training("post", 4, 0.03, warmup, TrainingRun(np.array(losses), diverged), seed=seed)
 
+
+def test_readings_of_a_run():
     np.testing.assert_allclose(training_lab.smoothed([1.0, 3.0, 5.0, 7.0], 2), [1.0, 2.0, 4.0, 6.0])
     falling = fake(np.linspace(3.0, 1.0, 100))
     assert training_lab.first_below(falling, 2.0) == int(np.argmax(training_lab.smoothed(falling.losses) < 2.0))
@@ -155,26 +157,63 @@ def test_readings_of_a_run():
     assert rows[0][-1] == f"~{round(training_lab.first_below(falling), -1)}"
 
 
+def test_a_run_never_below_two_is_not_called_learning():
+    """The cold read: a run that ends at 2.62 and never gets below 2 is not «учится»."""
+    ln16 = math.log(16)
+    assert training_lab.verdict(fake(np.linspace(3.0, 2.62, 100))) == "не учится"        # 2.62 > ln 16 - 0.5
+    assert training_lab.verdict(fake(np.linspace(3.0, 2.1, 100))) == "почти не учится"   # below ln 16 - 0.5, not 2
+    assert training_lab.verdict(fake(np.full(100, ln16 - 0.49))) == "не учится"          # «даже на 0.5»
+    broke = fake(np.concatenate([np.linspace(3.0, 1.2, 60), np.full(40, 2.4)]))          # learns, then falls back
+    assert training_lab.first_below(broke) is not None
+    assert training_lab.verdict(broke) == "учится, потом срывается"
+
+
+def test_the_table_over_seeds_counts_verdicts_and_spans_first_steps():
+    runs = {"a": [fake(np.linspace(3.0, 1.0, 100), seed=s) for s in (31, 32)],
+            "b": [fake(np.full(100, 2.7), seed=31), fake(np.linspace(3.0, 1.0, 60), seed=32)]}
+    header, rows = training_lab.seeds_table(runs)
+    assert header == ["запуск", "зёрна", "итог", "потери < 2 с шага"]
+    step = round(training_lab.first_below(runs["a"][0]), -1)
+    assert rows[0] == ["a", "31, 32", "учится: 2 из 2", f"~{step}"]
+    late = round(training_lab.first_below(runs["b"][1]), -1)
+    assert rows[1] == ["b", "31, 32", "не учится: 1, учится: 1", f"~{late}"]
+    assert training_lab.seeds_table({"c": [fake(np.full(50, 2.7))]})[1][0][-1] == "—"
+
+
 def test_schedule_is_the_optimizers_own_rate():
     rates = training_lab.schedule(0.03, 100, 300)
     assert rates[0] == pytest.approx(0.0003) and rates[99] == rates[-1] == 0.03
     assert np.all(training_lab.schedule(0.03, 0, 5) == 0.03)
 
 
-def test_top_movement_is_the_rms_change_of_the_normalised_top():
-    moves = training_lab.top_movement("post", 2, lr=0.02, steps=2, **TINY, batch=3, period=2)
+def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
+    probed = training_lab.train_stack("post", 2, lr=0.02, steps=3, probe=True, **TINY, batch=3, period=2)
+    plain = training_lab.train_stack("post", 2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    assert np.array_equal(probed.losses, plain.losses) and plain.top is None
     model = training_lab.new_model("post", 2, **TINY)
     settings = {**TASK, "seed": TINY["seed"]}
     batches = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 2})
     probe = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 3})(0)[0]
     optimizer = Adam(model.parameters(), lr=0.02)
+
+    def rms(a):
+        return np.sqrt(np.mean(a ** 2))
+
     before = model.top(probe).value
-    assert np.sqrt(np.mean(before ** 2)) == pytest.approx(1.0, abs=1e-4)      # the top has RMS 1
-    for step in range(2):
+    top = probed.top
+    assert top.start_rms == pytest.approx(rms(before), rel=1e-12) == pytest.approx(1.0, abs=1e-4)
+    assert top.start_varying == pytest.approx(rms(before - before.mean(axis=(0, 1))) / rms(before), rel=1e-12)
+    for step in range(3):
         train(model, lambda _, s=step: batches(s), optimizer, 1)
         after = model.top(probe).value
-        assert moves[step] == pytest.approx(np.sqrt(np.mean((after - before) ** 2)), rel=1e-12)
+        assert top.moves[step] == pytest.approx(rms(after - before), rel=1e-12)
+        assert top.relative_moves[step] == pytest.approx(rms(after - before) / rms(before), rel=1e-12)
+        assert top.rms[step] == pytest.approx(rms(after), rel=1e-12)
+        varying = rms(after - after.mean(axis=(0, 1))) / rms(after)      # what differs from position to position
+        assert top.varying[step] == pytest.approx(varying, rel=1e-12) and 0 < varying <= 1
         before = after
+    moves = training_lab.top_movement("post", 2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    assert np.array_equal(moves, top.moves)
 
 
 def test_the_first_adam_step_moves_every_weight_by_about_the_rate():
@@ -183,17 +222,53 @@ def test_the_first_adam_step_moves_every_weight_by_about_the_rate():
     assert step["weight_rms"] == pytest.approx(1 / math.sqrt(3 * 16), rel=0.1)      # uniform ±1/sqrt(16)
 
 
+def permuted_run(variant, lr, warmup, steps):
+    """The same run with the rows of every batch permuted: the same loss, another order of sums."""
+    model = training_lab.new_model(variant, 4)
+    batches = training_lab.copy_task(seed=33)                          # the runs' stream (seed 31 + 2)
+    order = np.random.default_rng(0)
+
+    def shuffled(step):
+        inputs, targets = batches(step)
+        rows = order.permutation(len(inputs))
+        return inputs[rows], targets[rows]
+
+    return train(model, shuffled, Adam(model.parameters(), lr=lr, warmup=warmup), steps).losses
+
+
+def first_apart(a, b):
+    apart = np.flatnonzero(np.abs(np.asarray(a) - np.asarray(b)) > 1e-6)
+    return int(apart[0]) if apart.size else None
+
+
 def test_what_the_chapter_reads_off_its_training_runs():
-    """Coarse readings only: they survive a change of BLAS kernel (checked by hand)."""
+    """Coarse readings only, and early ones: they survive another order of float sums."""
     pre, post = (training_lab.train_stack(v, 4, 0.03) for v in ("pre", "post"))
-    warm = training_lab.train_stack("post", 4, 0.03, warmup=100)
+    warm = training_lab.train_stack("post", 4, 0.03, warmup=100, probe=True)
+    assert len(pre.losses) == 120
     assert [training_lab.verdict(t) for t in (pre, post, warm)] == ["учится", "не учится", "учится"]
     assert [training_lab.first_below(t) for t in (pre, post, warm)] == [51, None, 80]
+    for t in (pre, post, warm):                                        # «до предела задачи не доходит»
+        assert training_lab.smoothed(t.losses).min() > training_lab.best_loss() + 0.2
+    # «Pre тоже ломается»: at 0.05 it never gets below 2
+    assert training_lab.verdict(training_lab.train_stack("pre", 4, 0.05)) == "не учится"
+    # «траектория Post без разогрева отходит после ≈45 шагов, у Pre и Post с разогревом — после 120»
+    assert 35 <= first_apart(post.losses[:60], permuted_run("post", 0.03, 0, 60)) <= 55
+    assert first_apart(warm.losses, permuted_run("post", 0.03, 100, 120)) is None
+    assert first_apart(pre.losses, permuted_run("pre", 0.03, 0, 120)) is None
+    # the first steps: the stalled Post shrinks its top and loses what differs by position
+    moved = {v: training_lab.train_stack(v, 4, 0.03, steps=40, probe=True).top for v in ("pre", "post")}
+    assert [f"{moved[v].rms[39]:.2f}" for v in ("pre", "post")] == ["0.93", "0.55"]
+    assert [f"{moved[v].varying[39]:.2f}" for v in ("pre", "post")] == ["0.95", "0.62"]
+    assert f"{warm.top.rms[39]:.2f} {warm.top.varying[39]:.2f}" == "1.00 0.93"
+    after, start = warm.top.relative_moves[100:].mean(), moved["post"].relative_moves[5:].mean()
+    assert f"{after:.2f} {start:.2f}" == "0.43 0.44"                    # «столько же, сколько»
     assert round(step := training_lab.first_step(0.03)["smallest"], 4) == 0.0287 and step < 0.03
-    moves = {layers: [training_lab.top_movement(v, layers)[5:].mean() for v in ("pre", "post")]
-             for layers in (1, 4)}
-    assert [round(m, 2) for m in moves[1]] == [0.09, 0.12] and [round(m, 2) for m in moves[4]] == [0.18, 0.33]
-    assert round(moves[1][1] / moves[1][0], 2) == 1.25 and round(moves[4][1] / moves[4][0], 2) == 1.85
+    shares = {layers: [training_lab.train_stack(v, layers, 0.03, steps=40, probe=True).top.relative_moves[5:].mean()
+                       for v in ("pre", "post")] for layers in (1,)}
+    shares[4] = [moved[v].relative_moves[5:].mean() for v in ("pre", "post")]
+    assert [round(m, 2) for m in shares[1]] == [0.11, 0.14] and [round(m, 2) for m in shares[4]] == [0.21, 0.44]
+    assert round(shares[4][1] / shares[1][1]) == 3 and round(shares[4][0] / shares[1][0]) == 2   # «втрое», «вдвое»
     widths = [training_lab.top_movement("pre", 4, lr=0.003, steps=1, width=w)[0] for w in (8, 16, 32, 64)]
     assert all(1.5 < b / a < 2.0 for a, b in itertools.pairwise(widths))   # «вдвое шире — почти вдвое»
 
@@ -221,6 +296,7 @@ BAD = [
     ("step", lambda: training_lab.copy_task()(-1), ["step", "got -1"]),
     ("movement steps", lambda: training_lab.top_movement(steps=0), ["steps", "got 0"]),
     ("schedule", lambda: training_lab.schedule(0.03, -5), ["warmup", "got -5"]),
+    ("probe", lambda: training_lab.train_stack(steps=1, probe="yes"), ["probe", "'yes'"]),
 ]
 
 
@@ -235,3 +311,13 @@ def test_a_run_that_overflows_stops_and_says_where(capfd):
     run = training_lab.train_stack("pre", 2, 1.0, steps=40, **TINY, batch=3, period=2)
     assert capfd.readouterr().err == ""
     assert run.run.diverged_at is None or len(run.losses) == run.run.diverged_at
+
+
+def test_exercise_31_11_reads_what_eight_blocks_do():
+    """The checker of 31.11 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
+    verdicts = {v: training_lab.verdict(training_lab.train_stack(v, 8, lr=0.02)) for v in ("pre", "post")}
+    assert verdicts == {"pre": "учится", "post": "не учится"}
+    options = {"учится": 1, "не учится": 2}
+    assert ex31.EXERCISES[11].feedback({v: options[text] for v, text in verdicts.items()}).correct
+    # and the chapter's premise: four blocks of Post learn at this rate
+    assert training_lab.verdict(training_lab.train_stack("post", 4, lr=0.02)) == "учится"

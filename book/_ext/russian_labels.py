@@ -23,6 +23,21 @@ from sphinx.environment import BuildEnvironment
 from sphinx.locale import translators
 
 LABELS = {"exercise": {"Solution": "Решение"}}
+# The theme's template strings that Sphinx's and the theme's Russian catalogs
+# lack: consulted only for messages no catalog translates.
+THEME_LABELS = {
+    "Color mode": "Цветовая схема",
+    "System Settings": "Как в системе",
+    "Light": "Светлая",
+    "Dark": "Тёмная",
+    "Back to top": "Наверх",
+    "Main": "Основное",
+    "Page": "Страница",
+    "Version warning": "Предупреждение о версии",
+    "Toggle primary sidebar": "Показать или скрыть содержание книги",
+    "Toggle secondary sidebar": "Показать или скрыть содержание страницы",
+    "Skip to main content": "Перейти к тексту",
+}
 CHAPTER_PAGE = re.compile(r"(?:^|/)ch(\d+)-")
 
 
@@ -38,12 +53,23 @@ class Labels(gettext.NullTranslations):
         return self.labels.get(message) or super().gettext(message)
 
 
+class Fallback(gettext.NullTranslations):
+    def __init__(self, labels: dict[str, str]) -> None:
+        super().__init__()
+        self.labels = labels
+
+    def gettext(self, message: str) -> str:
+        return self.labels.get(message, message)
+
+
 def install(app: Sphinx) -> None:
     if app.config.language != "ru":
         return
     for catalog, labels in LABELS.items():
         key = ("general", catalog)
         translators[key] = Labels(labels, translators.get(key, gettext.NullTranslations()))
+    # The templates already hold app.translator: extend its fallback chain.
+    app.translator.add_fallback(Fallback(THEME_LABELS))
 
 
 def number_by_chapter(app: Sphinx, env: BuildEnvironment) -> list[str]:

@@ -81,6 +81,8 @@ class OfflinePage:
     # URLs on another host: aborted by the route, or seen as a request at all.
     blocked: list[str] = field(default_factory=list)
     requested: list[str] = field(default_factory=list)
+    # Every local request (file:, data:, ...), in order.
+    local: list[str] = field(default_factory=list)
     # Uncaught JavaScript errors and local files that failed to load.
     page_errors: list[str] = field(default_factory=list)
     failed_local: list[str] = field(default_factory=list)
@@ -91,28 +93,6 @@ class OfflinePage:
             "the page tried to load resources from another host (blocked): "
             + ", ".join(external)
         )
-
-
-def wait_for_mathjax(page) -> bool:
-    """Wait until MathJax finished its first typesetting; False if the page has no MathJax.
-
-    The page is already loaded (`load` fires after deferred scripts ran), so a
-    missing `MathJax.startup` means that the MathJax script itself did not load.
-    """
-    if not page.locator("script[src*='mathjax']").count():
-        return False
-    started = page.evaluate("() => !!(window.MathJax && window.MathJax.startup)")
-    src = page.locator("script[src*='mathjax']").first.get_attribute("src")
-    assert started, f"MathJax did not load from {src!r}"
-    page.evaluate(
-        """() => { window.MathJax.startup.promise.then(
-            () => { window.__bookMathDone = 'ok'; },
-            (err) => { window.__bookMathDone = 'error: ' + err; }); }"""
-    )
-    page.wait_for_function("() => window.__bookMathDone !== undefined", timeout=TIMEOUT_MS)
-    outcome = page.evaluate("() => window.__bookMathDone")
-    assert outcome == "ok", f"MathJax typesetting failed: {outcome}"
-    return True
 
 
 def wait_for_images(page) -> None:

@@ -21,6 +21,20 @@ from book_site import (
     page_path,
 )
 
+# The two modules that take longest (a fresh venv for the downloaded course,
+# JupyterLab running both chapters) start first, one on each worker: the
+# Makefile runs pytest-xdist with --dist loadscope --no-loadscope-reorder, so
+# modules go to the workers in this order and the short page modules fill in.
+SLOW_FIRST = ("test_course_download.py", "test_jupyterlab.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: the order inside each module stays
+
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
@@ -63,16 +77,26 @@ def browser(built_site, chromium):
     return chromium
 
 
-@pytest.fixture
+@pytest.fixture(scope="module")
 def open_offline(browser, built_site):
-    """Return a function that opens a built page (docname or file name) offline."""
-    contexts = []
+    """Return a function that opens a built page (docname or file name) offline.
 
-    def open_(target: str, query: str = "") -> OfflinePage:
+    Each module opens a page once and shares it between its tests (reloading a
+    chapter per test made the suite slow): the same target, query and window
+    give the same page. Tests that change a page (open folds, print media)
+    come last in their module, or ask for their own window size.
+    """
+    contexts = []
+    opened: dict[tuple, OfflinePage] = {}
+
+    def open_(target: str, query: str = "", viewport: dict | None = None) -> OfflinePage:
+        key = (target, query, tuple(sorted((viewport or VIEWPORT).items())))
+        if key in opened:
+            return opened[key]
         path = built_site / target if target.endswith(".html") else page_path(target)
         if not path.is_file():
             pytest.fail(f"{path} is missing from the build: run `make html` first.")
-        context = browser.new_context(locale="ru-RU", viewport=VIEWPORT)
+        context = browser.new_context(locale="ru-RU", viewport=viewport or VIEWPORT)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         result = OfflinePage(page=None)
@@ -91,7 +115,7 @@ def open_offline(browser, built_site):
         # Belt and braces: requests that bypass routing are caught here too.
         page.on(
             "request",
-            lambda r: None
+            lambda r: result.local.append(r.url)
             if r.url.startswith(LOCAL_SCHEMES)
             else result.requested.append(r.url),
         )
@@ -103,6 +127,7 @@ def open_offline(browser, built_site):
             else None,
         )
         page.goto(path.as_uri() + query, wait_until="load")
+        opened[key] = result
         return result
 
     yield open_

@@ -1,15 +1,15 @@
-"""The built book in a real browser with no network: formulas, images, solutions, search.
+"""The built book in a real browser with no network: formulas, images, solutions.
 
 Run after `make html`: `make browser` (= pytest -q tests/browser).
 Pages come from _toc.yml: the root page, every chapter (files named ch<number>...)
-and every other listed page.
+and every other listed page. Each page opens once for this module (the
+`open_offline` fixture); the test that clicks the solutions comes last.
 """
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from urllib.parse import quote
 
 import pytest
 from book_site import (
@@ -17,10 +17,9 @@ from book_site import (
     CHAPTER_PAGES,
     ROOT_PAGE,
     TIMEOUT_MS,
+    page_path,
     wait_for_images,
-    wait_for_mathjax,
 )
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
 
@@ -28,12 +27,20 @@ IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
 MATH_PAGES = [ROOT_PAGE] + [p for p in CHAPTER_PAGES if p != ROOT_PAGE]
 
 # Math left untypeset, or MathJax errors: each entry describes one problem.
+# The formulas are typeset when the book is built (book/_ext/prerender_math.py):
+# the page must carry them typeset and load no MathJax script.
 MATH_PROBLEMS_JS = r"""() => {
   const problems = [];
+  for (const el of document.querySelectorAll('script[src*="mathjax" i], script[src*="tex-"]'))
+    problems.push('a MathJax script is loaded: ' + el.getAttribute('src'));
+  if (window.MathJax) problems.push('window.MathJax exists: something typesets in the browser');
   for (const el of document.querySelectorAll('span.math, div.math')) {
-    if (!el.querySelector('mjx-container'))
+    if (!el.querySelector('mjx-container mjx-math'))
       problems.push('not typeset: ' + el.textContent.trim().slice(0, 80));
   }
+  // The typeset formulas need their page's style (glyph CSS and TeX fonts).
+  if (document.querySelector('mjx-container') && !document.querySelector('style#mathjax-chtml'))
+    problems.push('typeset formulas without the mathjax-chtml style');
   for (const el of document.querySelectorAll('mjx-merror, [data-mjx-error]'))
     problems.push('MathJax error: ' + (el.getAttribute('data-mjx-error') || el.textContent).slice(0, 80));
   // An undefined macro is shown as red text "\name" (MathJax's noundefined package).
@@ -77,13 +84,8 @@ def test_page_works_offline(open_offline, docname):
     page = loaded.page
     assert page.evaluate("() => document.documentElement.lang") == "ru"
 
-    if wait_for_mathjax(page):
-        problems = page.evaluate(MATH_PROBLEMS_JS)
-        assert not problems, "\n".join(problems)
-    else:
-        assert page.locator("span.math, div.math").count() == 0, (
-            "the page has formulas but does not load MathJax"
-        )
+    problems = page.evaluate(MATH_PROBLEMS_JS)
+    assert not problems, "\n".join(problems)
 
     wait_for_images(page)
     images = page.evaluate(IMAGES_JS)
@@ -102,12 +104,18 @@ def test_page_works_offline(open_offline, docname):
 
 
 @pytest.mark.parametrize("docname", MATH_PAGES)
-def test_formulas_are_typeset(open_offline, docname):
-    loaded = open_offline(docname)
-    assert wait_for_mathjax(loaded.page), "the page does not load MathJax"
-    rendered = loaded.page.locator("mjx-container").count()
-    assert rendered > 0, "no formula was typeset by MathJax"
-    loaded.assert_no_network()
+def test_formulas_are_typeset_in_the_html(built_site, docname):
+    """Every formula is typeset in the file itself (no browser needed): none left as
+    TeX, none with a MathJax error node, and MathJax's own fonts inline."""
+    text = page_path(docname).read_text(encoding="utf-8")
+    formulas = re.findall(r'<(span|div) class="math notranslate nohighlight"[^>]*>(.*?)</\1>', text, re.S)
+    assert formulas, "the page has no formula"
+    raw = [body[:80] for _, body in formulas if "<mjx-container" not in body]
+    assert not raw, f"{len(raw)} of {len(formulas)} formulas left as TeX: {raw[:5]}"
+    assert "<mjx-merror" not in text and "data-mjx-error" not in text, "a MathJax error node"
+    assert "\\(" not in re.sub(r"<(pre|code)\b.*?</\1>", "", text, flags=re.S), "raw TeX"
+    assert 'src: url("data:font/woff;base64,' in text, "the TeX fonts are not inline"
+    assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", text)).lower()
 
 
 @pytest.mark.parametrize("docname", CHAPTER_PAGES)
@@ -163,32 +171,4 @@ def test_solutions_are_closed_until_clicked(open_offline, docname):
 
         button.click()
         body.first.wait_for(state="hidden", timeout=TIMEOUT_MS)
-    loaded.assert_no_network()
-
-
-def test_search_finds_chapter_30(open_offline):
-    """The Russian search index (searchindex.js, loaded by a <script> tag, so it
-    works from file://) finds chapter 30 for «внимание»."""
-    chapter = next(p for p in CHAPTER_PAGES if Path(p).name.startswith("ch30"))
-    loaded = open_offline("search.html", "?q=" + quote("внимание"))
-    page = loaded.page
-    links_js = "() => [...document.querySelectorAll('#search-results ul.search li a')].map(a => a.getAttribute('href'))"
-    try:
-        page.wait_for_function(
-            "doc => [...document.querySelectorAll('#search-results ul.search li a')]"
-            ".some(a => (a.getAttribute('href') || '').split('#')[0] === doc + '.html')",
-            arg=chapter,
-            timeout=TIMEOUT_MS,
-        )
-    except PlaywrightTimeout:
-        pytest.fail(
-            f"search for «внимание» did not list {chapter}.html; "
-            f"results: {page.evaluate(links_js)}; "
-            f"status: {page.locator('#search-results').inner_text()[:300]!r}"
-        )
-    assert page.evaluate("() => document.documentElement.lang") == "ru"
-    # From file:// the search page cannot fetch() the result pages for their
-    # summaries; those rejections are the only errors allowed here.
-    other_errors = [e for e in loaded.page_errors if "Failed to fetch" not in e]
-    assert not other_errors, f"JavaScript errors: {other_errors}"
     loaded.assert_no_network()

@@ -12,6 +12,8 @@ For every page of ``_toc.yml`` (generic over chapters):
   hidden cells): a code block inside a dropdown is narrower than in the text;
 * no figure is scaled below its natural width (the figure style keeps PNGs
   within the column, so every text in them stays at least 11 CSS px).
+
+Each page opens once for this module; the test that opens every fold runs last.
 """
 
 from __future__ import annotations
@@ -52,24 +54,6 @@ def test_nothing_scrolls_sideways(open_offline, docname):
     )
 
 
-OPEN_EVERY_FOLD_JS = """() => {
-  document.querySelectorAll('article details').forEach(d => { d.open = true; });
-  document.querySelectorAll('article .toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
-}"""
-
-
-@pytest.mark.parametrize("docname", ALL_PAGES)
-def test_nothing_scrolls_sideways_with_every_fold_open(open_offline, docname):
-    page = open_offline(docname).page
-    page.wait_for_function("() => document.querySelectorAll('article .toggle-button').length"
-                           " >= document.querySelectorAll('article .dropdown').length")
-    page.evaluate(OPEN_EVERY_FOLD_JS)
-    scrolling = page.evaluate(SCROLLING_JS)
-    assert not scrolling, f"{len(scrolling)} blocks scroll sideways at 1280 px with every fold open:\n" + "\n".join(
-        f"{b['tag']}: {b['over']} px too wide, e.g. {b['text']!r}" for b in scrolling[:25]
-    )
-
-
 @pytest.mark.parametrize("docname", ALL_PAGES)
 def test_few_six_decimal_numbers_are_visible(open_offline, docname):
     text = open_offline(docname).page.evaluate("() => document.querySelector('article').innerText")
@@ -87,4 +71,23 @@ def test_figures_are_not_scaled_down(open_offline, docname):
     scaled = page.evaluate(SCALED_JS)
     assert not scaled, "figures scaled below their natural width (their text shrinks):\n" + "\n".join(
         f"{img['src']}: {img['natural']} px shown at {img['shown']} px" for img in scaled
+    )
+
+
+# Last: it opens every fold of the page this module shares.
+OPEN_EVERY_FOLD_JS = """() => {
+  document.querySelectorAll('article details').forEach(d => { d.open = true; });
+  document.querySelectorAll('article .toggle-hidden').forEach(e => e.classList.remove('toggle-hidden'));
+}"""
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_nothing_scrolls_sideways_with_every_fold_open(open_offline, docname):
+    page = open_offline(docname).page
+    page.wait_for_function("() => document.querySelectorAll('article .toggle-button').length"
+                           " >= document.querySelectorAll('article .dropdown').length")
+    page.evaluate(OPEN_EVERY_FOLD_JS)
+    scrolling = page.evaluate(SCROLLING_JS)
+    assert not scrolling, f"{len(scrolling)} blocks scroll sideways at 1280 px with every fold open:\n" + "\n".join(
+        f"{b['tag']}: {b['over']} px too wide, e.g. {b['text']!r}" for b in scrolling[:25]
     )

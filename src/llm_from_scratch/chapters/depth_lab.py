@@ -28,6 +28,7 @@ the allowed range.
 
 from __future__ import annotations
 
+import inspect
 import math
 import numbers
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -262,39 +263,21 @@ def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
     variance ``1/(3 fan_in)``; ``sqrt(3)`` gives variance ``1/fan_in``).
     Equal arguments give bitwise equal results: everything is built afresh.
     """
-    check_choice(variant, "variant", VARIANTS)
-    check_choice(norm, "norm", NORMS)
-    check_choice(ffn, "ffn", FFNS)
-    check_choice(branches, "branches", BRANCHES)
-    _check_size(layers, width, ffn_width, batch, tokens)
-    blocks = build_stack(layers, width, heads=heads, ffn_width=ffn_width,
-                         tokens=tokens, weight_scale=weight_scale, seed=seed)
-    x, head, targets = lab_data(width, batch=batch, tokens=tokens,
-                                vocabulary=vocabulary, seed=seed)
-    final_norm = RmsNorm.new("final_norm.gain", width)
-    wire = STEPS[variant]
-    with numerics(f"depth lab run (weight_scale {weight_scale!r})"):
-        inputs, outputs, stream = [], [], x
-        for block in blocks:                      # [B, T, d] -> [B, T, d]
-            x_l = Tensor(stream, requires_grad=True)  # its grad: dLoss/dx_l
-            parts = keep_branches(parts_of(block, norm, ffn), branches,
-                                  variant)
-            outputs.append(wire(parts, x_l))
-            inputs.append(x_l)
-            stream = outputs[-1].value
-        x_top = Tensor(stream, requires_grad=True)
-        top = final_norm.forward(x_top)           # [B, T, d]
-        loss, grad_logits = cross_entropy(top.value @ head, targets)
-        top.backward(grad_logits @ head.T)        # dLoss/d(top): [B, T, d]
+    stack = _Stack(layers, width, variant, norm=norm, ffn=ffn,
+                   branches=branches, weight_scale=weight_scale, heads=heads,
+                   ffn_width=ffn_width, batch=batch, tokens=tokens,
+                   vocabulary=vocabulary, seed=seed)
+    with stack.numerics():
+        inputs, outputs = stack.forward(layers)
+        x_top, loss = stack.top_backward(outputs[-1])
         upstream = x_top.grad
         for x_l, y in zip(reversed(inputs), reversed(outputs), strict=True):
             y.backward(upstream)                  # one block, top down
             upstream = x_l.grad
+    blocks = stack.blocks
     norms = np.array([[_norm(p.grad) for p in block.parameters()]
                       for block in blocks])
-    names = tuple(name.split(".", 1)[1]
-                  for name in blocks[0].parameters().names)
-    values = [x_l.value for x_l in inputs] + [stream]
+    values = [x_l.value for x_l in inputs] + [x_top.value]
     grads = [x_l.grad for x_l in inputs] + [x_top.grad]
     return DepthRun(
         variant=variant, norm=norm, ffn=ffn, branches=branches,
@@ -302,7 +285,61 @@ def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
         stream_rms=np.array([_rms(v) for v in values]),
         stream_gradients=np.array([_norm(g) for g in grads]),
         gradient_norms=np.sqrt((norms ** 2).sum(axis=1)),
-        tensor_names=names, tensor_norms=norms)
+        tensor_names=_tensor_names(blocks[0]), tensor_norms=norms)
+
+
+class _Stack:
+    """The blocks, the data and the wiring of one lab setting, checked."""
+
+    def __init__(self, layers: int, width: int, variant: str, *,
+                 norm: str, ffn: str, branches: str, weight_scale: float,
+                 heads: int, ffn_width: int | None, batch: int, tokens: int,
+                 vocabulary: int, seed: int) -> None:
+        check_choice(variant, "variant", VARIANTS)
+        check_choice(norm, "norm", NORMS)
+        check_choice(ffn, "ffn", FFNS)
+        check_choice(branches, "branches", BRANCHES)
+        _check_size(layers, width, ffn_width, batch, tokens)
+        self.blocks = build_stack(layers, width, heads=heads,
+                                  ffn_width=ffn_width, tokens=tokens,
+                                  weight_scale=weight_scale, seed=seed)
+        self.x, self.head, self.targets = lab_data(
+            width, batch=batch, tokens=tokens, vocabulary=vocabulary,
+            seed=seed)
+        self.final_norm = RmsNorm.new("final_norm.gain", width)
+        self.parts = [keep_branches(parts_of(block, norm, ffn), branches,
+                                    variant) for block in self.blocks]
+        self.wire = STEPS[variant]
+        self.weight_scale = weight_scale
+
+    def numerics(self):
+        return numerics(f"depth lab run (weight_scale {self.weight_scale!r})")
+
+    def forward(self, layers: int) -> tuple[list[Tensor], list[Tensor]]:
+        """Each block on a leaf of its own: ``x_l`` (its grad is
+        ``dLoss/dx_l``) and the block's output ``[B, T, d]``."""
+        inputs, outputs, stream = [], [], self.x
+        for parts in self.parts[:layers]:         # [B, T, d] -> [B, T, d]
+            x_l = Tensor(stream, requires_grad=True)
+            outputs.append(self.wire(parts, x_l))
+            inputs.append(x_l)
+            stream = outputs[-1].value
+        return inputs, outputs
+
+    def top_backward(self, output: Tensor) -> tuple[Tensor, float]:
+        """The final RMSNorm, the head and the loss on ``output``; the
+        gradient sent back to a leaf holding it, and the loss."""
+        x_top = Tensor(output.value, requires_grad=True)
+        top = self.final_norm.forward(x_top)      # [B, T, d]
+        loss, grad_logits = cross_entropy(top.value @ self.head,
+                                          self.targets)
+        top.backward(grad_logits @ self.head.T)   # dLoss/d(top): [B, T, d]
+        return x_top, loss
+
+
+def _tensor_names(block: DecoderBlock) -> tuple[str, ...]:
+    """The block's 9 tensor names without ``layerN.``."""
+    return tuple(name.split(".", 1)[1] for name in block.parameters().names)
 
 
 def _rms(values: np.ndarray) -> float:
@@ -334,20 +371,46 @@ def top_block_gradient(depths: Iterable[int] = range(1, 25),
                        **options) -> dict[str, np.ndarray]:
     """Per variant, ``[len(depths)]``: the gradient norm of the top block of
     a stack of each depth; with ``tensor`` (e.g. ``"ffn.down.weight"``), of
-    that one tensor of the top block."""
+    that one tensor of the top block.
+
+    A stack of depth ``L`` is the first ``L`` blocks of the deepest one (the
+    blocks are drawn one after another), so one forward pass serves every
+    depth: at each depth the final RMSNorm and the head sit on that block,
+    and the gradient goes back through it alone. The numbers are those of
+    ``run(L, ...)`` bit for bit (a test checks it).
+    """
     depths = _depths(depths)
     if tensor is not None and not isinstance(tensor, str):
         raise DepthLabError("depth lab tensor must be a name such as "
                             f"'ffn.down.weight', got {tensor!r}")
+    settings = {name: p.default for name, p in
+                inspect.signature(run).parameters.items()
+                if p.kind is inspect.Parameter.KEYWORD_ONLY}
+    unknown = sorted(set(options) - set(settings))
+    if unknown:
+        raise DepthLabError(f"depth lab option {unknown[0]!r} is unknown; "
+                            f"known: {', '.join(settings)}")
+    settings.update(options)
 
-    def top(result: DepthRun) -> float:
-        if tensor is None:
-            return float(result.gradient_norms[-1])
-        return float(result.tensor_gradient(tensor)[-1])
+    def tops(variant: str) -> np.ndarray:
+        stack = _Stack(max(depths), width, variant, **settings)
+        names = _tensor_names(stack.blocks[0])
+        if tensor is not None:
+            check_choice(tensor, "tensor", names)
+        with stack.numerics():
+            _, outputs = stack.forward(max(depths))
+            values = {}
+            for depth in sorted(set(depths)):     # the top block only
+                x_top, _ = stack.top_backward(outputs[depth - 1])
+                outputs[depth - 1].backward(x_top.grad)
+                norms = np.array([_norm(p.grad) for p in
+                                  stack.blocks[depth - 1].parameters()])
+                values[depth] = float(
+                    np.sqrt((norms ** 2).sum()) if tensor is None
+                    else norms[names.index(tensor)])
+        return np.array([values[depth] for depth in depths])
 
-    return {variant: np.array([top(run(depth, width, variant, **options))
-                               for depth in depths])
-            for variant in _variants(variants)}
+    return {variant: tops(variant) for variant in _variants(variants)}
 
 
 # -- tables for the notebook ----------------------------------------------------

@@ -12,11 +12,18 @@ Why one head cannot do both: with one head both output columns are ``W_O``
 applied to one mix of the values, ``z = sum_n p_n c_n`` (feature 0 only adds
 a constant, since the weights of a row sum to 1). At every row the
 prediction ``(y_0, y_4) = alpha + beta z`` lies on one line of the plane,
-the same for all inputs, while the target ``(c_{m-1}, c_0)`` has unit
-variance in every direction: its mean squared distance from any line is at
-least 1, so averaged over the two columns the error is at least
-``ONE_HEAD_BOUND = 1/2``, whatever the weights. Two heads give two mixes and
-can reach 0.
+the same for all inputs. The squared error of a point on the line is at least
+the squared distance of the target ``t = (c_{m-1}, c_0)`` from the line, that
+is ``(n . t - const)^2`` for the line's unit normal ``n``; for ``m >= 2`` the
+two contents are independent with unit variance, so ``Var(n . t) = n_0^2 +
+n_4^2 = 1``: the mean squared distance is at least 1 and, averaged over the
+two columns, the error is at least ``ONE_HEAD_BOUND = 1/2`` in expectation,
+whatever the weights. (On a finite sample the best line does a little better
+or worse: ``line_bound``.) Two heads give two mixes and can reach 0.
+
+The training's held-out loss is taken every ``EVERY`` steps on the same 4096
+sequences (``held_out``), so a curve of it is not the noise of 32-sequence
+batches, and a one-head curve never goes below ``line_bound`` of those sequences.
 """
 
 from __future__ import annotations
@@ -37,7 +44,9 @@ COLUMNS = (0, 4)                   # output columns: previous token, first token
 FIRST_ROW = 2                      # rows 0 and 1: previous token = first token
 BATCH, STEPS, LEARNING_RATE, SEED = 32, 1000, 0.03, 30
 HELD_OUT, HELD_OUT_SEED = 4096, 3030
+EVERY = 50                         # steps between two held-out losses of the chapter's runs
 ONE_HEAD_BOUND = 0.5
+JOBS = ("previous", "first")       # the columns of job_weights
 
 
 def task_batch(step: int, size: int = BATCH, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
@@ -61,28 +70,58 @@ def two_job_loss(output: np.ndarray, targets: np.ndarray) -> tuple[float, np.nda
     return float(np.mean(error**2)), grad
 
 
-def random_layer(heads: int, seed: int = SEED) -> MultiHeadAttention:
+def random_layer(heads: int, seed: int = SEED, rope_base: float = ROPE_BASE) -> MultiHeadAttention:
     """The two-job layer's configuration (``d_model = 8``, six positions, base 100)
     with random ``W_Q, W_K, W_V, W_O``; the same 256 parameters for any ``heads``."""
     return MultiHeadAttention.new("learned", model_width=WIDTH, heads=heads, max_positions=TOKENS,
-                                  rope_base=ROPE_BASE, rng=SplitMix64(seed))
+                                  rope_base=rope_base, rng=SplitMix64(seed))
 
 
 @dataclass(frozen=True)
 class Learned:
-    """A layer after training and the losses of its run."""
+    """A layer after training, the losses of its batches and, when asked, its held-out losses."""
 
     heads: int
     layer: MultiHeadAttention
     run: TrainingRun
+    checkpoints: np.ndarray       # the steps at which the held-out loss was taken (0 = before training)
+    held_out: np.ndarray          # held_out_loss(layer) at those steps
 
 
-def learn(heads: int, steps: int = STEPS, seed: int = SEED, learning_rate: float = LEARNING_RATE) -> Learned:
-    """Train ``random_layer(heads, seed)`` with Adam for ``steps`` batches of the task."""
-    layer = random_layer(heads, seed)
-    run = fit(lambda x: layer.forward(Tensor(x)).output, lambda step: task_batch(step, seed=seed),
-              Adam(layer.parameters(), lr=learning_rate), steps, two_job_loss)
-    return Learned(heads, layer, run)
+def learn(heads: int, steps: int = STEPS, seed: int = SEED, learning_rate: float = LEARNING_RATE, *,
+          every: int | None = None, rope_base: float = ROPE_BASE) -> Learned:
+    """Train ``random_layer(heads, seed)`` with Adam for ``steps`` batches of the task.
+
+    With ``every``, training stops every ``every`` steps to take the held-out loss (and
+    before the first step and after the last); the updates are the same as without."""
+    layer = random_layer(heads, seed, rope_base)
+    adam = Adam(layer.parameters(), lr=learning_rate)
+
+    def model(x: np.ndarray) -> Tensor:
+        return layer.forward(Tensor(x)).output
+
+    def batches_from(offset: int):
+        return lambda step: task_batch(offset + step, seed=seed)
+
+    ends = [*range(every, steps, every), steps] if every else [steps]
+    losses, checkpoints, held = [], [], []
+    start, diverged_at = 0, None
+    for end in ends:
+        if every:
+            checkpoints.append(start)
+            held.append(held_out_loss(layer))
+        part = fit(model, batches_from(start), adam, end - start, two_job_loss)
+        losses.append(part.losses)
+        if part.diverged:
+            diverged_at = start + part.diverged_at
+            break
+        start = end
+    else:
+        if every:
+            checkpoints.append(steps)
+            held.append(held_out_loss(layer))
+    run = TrainingRun(np.concatenate(losses), diverged_at)
+    return Learned(heads, layer, run, np.array(checkpoints, int), np.array(held))
 
 
 # -- what the trained layer does, on sequences it never saw ------------------------
@@ -107,6 +146,11 @@ def job_weights(layer: MultiHeadAttention) -> np.ndarray:
     weights = mean_weights(layer)
     rows = np.arange(FIRST_ROW, TOKENS)
     return np.stack([weights[:, rows, rows - 1].mean(axis=1), weights[:, rows, 0].mean(axis=1)], axis=1)
+
+
+def jobs(layer: MultiHeadAttention) -> list[str]:
+    """Per head, the job it does: ``"previous"`` or ``"first"``, where its weight is larger."""
+    return [JOBS[j] for j in np.argmax(job_weights(layer), axis=1)]
 
 
 def line_bound(targets: np.ndarray) -> float:

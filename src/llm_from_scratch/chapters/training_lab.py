@@ -14,6 +14,13 @@ The model: token embeddings ``[V, d]`` (uniform, RMS 1), ``L`` blocks of the
 depth lab (``depth_lab.build_stack``) in one of its wirings, a final RMSNorm
 and a head ``[d, V]``; ``Adam`` trains all of it. Bad settings get a
 ``DepthLabError`` naming the argument, the value and the allowed range.
+
+Only early readings are reproducible. Two runs that differ only in the order
+of a float sum (another BLAS kernel, or the rows of a batch permuted) agree
+to the last bits for a while and then part: on seed 31 after about 44 steps
+(Post at ``lr=0.03``, which stalls either way), 135 (Post with warm-up) and
+166 (Pre). So the chapter reads a run by when it first gets below a level
+and by coarse verdicts, and trains 120 steps by default.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from .depth_lab import check_choice, check_integer
 from .training import TrainingRun, train
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
+STEPS = 120                   # the default length of a run
 MAX_LEARNING_RATE = 1.0
 DEFAULTS = {"width": 16, "heads": 2, "batch": 16, "tokens": 8,
             "vocabulary": 16, "period": 3, "seed": 31}
@@ -140,14 +148,35 @@ def new_model(variant: str = "pre", layers: int = 4, *, width: int = 16,
 # -- training -------------------------------------------------------------------
 
 @dataclass(frozen=True)
+class TopReadings:
+    """The normalised top of the stack on a fixed probe batch ``[B, T, d]``,
+    read after every update (``[steps]`` each)."""
+
+    start_rms: float          # RMS(top) before the first update
+    start_varying: float      # the share below, before the first update
+    moves: np.ndarray         # RMS(top_after - top_before): one step's move
+    rms: np.ndarray           # RMS(top_after)
+    varying: np.ndarray       # RMS(top - its mean over all positions) / RMS
+
+    @property
+    def relative_moves(self) -> np.ndarray:
+        """Each move divided by the RMS of the top before that step."""
+        before = np.concatenate([[self.start_rms], self.rms[:-1]])
+        return self.moves / before
+
+
+@dataclass(frozen=True)
 class Training:
-    """One run: its settings and the loss before every update."""
+    """One run: its settings and the loss before every update; with
+    ``probe=True`` also the readings of the top after every update."""
 
     variant: str
     layers: int
     lr: float
     warmup: int
     run: TrainingRun
+    seed: int = DEFAULTS["seed"]
+    top: TopReadings | None = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -155,16 +184,70 @@ class Training:
 
 
 def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
-                warmup: int = 0, steps: int = 300, **task: int) -> Training:
+                warmup: int = 0, steps: int = STEPS, *, probe: bool = False,
+                **task: int) -> Training:
     """Adam on the copy task; ``task`` overrides ``DEFAULTS`` (width, heads,
     batch, tokens, vocabulary, period, seed). Overflow or a gradient that is
-    not finite stops the run at that step (``run.diverged_at``)."""
+    not finite stops the run at that step (``run.diverged_at``). With
+    ``probe`` the top of the stack is read on a fixed probe batch after every
+    update (``Training.top``); the updates are the same either way."""
+    if not isinstance(probe, (bool, np.bool_)):
+        raise DepthLabError(f"training probe must be True or False, "
+                            f"got {probe!r}")
+    settings = _task(task)
     model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
-                                              steps, task)
+                                              steps, settings)
     with np.errstate(over="raise", invalid="raise", divide="raise"):
-        result = train(model, batches, optimizer, steps)
+        if probe:
+            result, top = _probed(model, batches, optimizer, steps,
+                                  copy_task(**_task_settings(settings, 3))(0)[0])
+        else:
+            result, top = train(model, batches, optimizer, steps), None
     return Training(variant=variant, layers=int(layers), lr=optimizer.lr,
-                    warmup=optimizer.warmup, run=result)
+                    warmup=optimizer.warmup, run=result,
+                    seed=settings["seed"], top=top)
+
+
+def _probed(model: StackModel, batches: Batches, optimizer: Adam,
+            steps: int, probe: np.ndarray) -> tuple[TrainingRun, TopReadings]:
+    """``train`` one update at a time, reading the top after each."""
+    def read() -> np.ndarray:
+        return model.top(probe).value                       # [B, T, d]
+
+    def rms(values: np.ndarray) -> float:
+        return float(np.sqrt(np.mean(values ** 2)))
+
+    def share(values: np.ndarray) -> float:       # what differs by position
+        size = rms(values)
+        return rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
+
+    before = read()
+    start = (rms(before), share(before))
+    losses, moves, sizes, varying = [], [], [], []
+    for step in range(steps):
+        pair = batches(step)
+        one = train(model, lambda _, pair=pair: pair, optimizer, 1)
+        if one.diverged:
+            return TrainingRun(np.array(losses), step), _readings(
+                start, moves, sizes, varying)
+        try:
+            after = read()
+        except FloatingPointError:        # the update overflowed the top
+            return TrainingRun(np.array(losses), step), _readings(
+                start, moves, sizes, varying)
+        losses.append(float(one.losses[0]))
+        moves.append(rms(after - before))
+        sizes.append(rms(after))
+        varying.append(share(after))
+        before = after
+    return TrainingRun(np.array(losses), None), _readings(start, moves,
+                                                          sizes, varying)
+
+
+def _readings(start: tuple[float, float], moves: list[float],
+              sizes: list[float], varying: list[float]) -> TopReadings:
+    return TopReadings(*start, np.array(moves), np.array(sizes),
+                       np.array(varying))
 
 
 def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
@@ -172,20 +255,12 @@ def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
                  ) -> np.ndarray:
     """``[steps]``: how far one Adam step moves the normalised top of the
     stack, ``RMS(top_after - top_before)`` on a fixed probe batch (the top
-    has RMS 1, so 0.3 means 30 % of its size)."""
-    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
-                                              steps, task)
-    probe = copy_task(**_task_settings(_task(task), 3))(0)[0]
-    moves = []
-    with depth_lab.numerics(f"top movement ({variant}, lr {optimizer.lr!r})"):
-        before = model.top(probe).value
-        for step in range(steps):
-            inputs, targets = batches(step)
-            train(model, lambda _, pair=(inputs, targets): pair, optimizer, 1)
-            after = model.top(probe).value
-            moves.append(float(np.sqrt(np.mean((after - before) ** 2))))
-            before = after
-    return np.array(moves)
+    starts with RMS about 1; ``Training.top.relative_moves`` divides by the
+    RMS before each step)."""
+    with depth_lab.numerics(f"top movement ({variant}, lr {lr!r})"):
+        training = train_stack(variant, layers, lr, warmup, steps,
+                               probe=True, **task)
+    return training.top.moves
 
 
 def first_step(lr: float = 0.03, **task: int) -> dict[str, float]:
@@ -231,13 +306,27 @@ def first_below(training: Training, level: float = 2.0,
     return int(below[0]) if below.size else None
 
 
-def verdict(training: Training, vocabulary: int = 16) -> str:
-    """``учится`` / ``не учится`` (the last 30 steps within 0.1 of ``ln V``)
-    / ``расходится на шаге ~N`` (N rounded to tens)."""
+def verdict(training: Training, vocabulary: int = 16,
+            level: float = 2.0) -> str:
+    """A coarse reading of a run:
+
+    * ``расходится на шаге ~N`` — the loss or a gradient stopped being finite
+      (N rounded to tens);
+    * ``не учится`` — the running mean never got below ``ln V - 0.5``;
+    * ``почти не учится`` — it did, but never below ``level``;
+    * ``учится`` — it got below ``level`` and its last 30 steps stayed below
+      it on average;
+    * ``учится, потом срывается`` — it got below ``level``, but its last 30
+      steps are above it on average.
+    """
     if training.run.diverged:
         return f"расходится на шаге ~{round(training.run.diverged_at, -1)}"
-    stuck = final_loss(training) > context_free_loss(vocabulary) - 0.1
-    return "не учится" if stuck else "учится"
+    lowest = float(smoothed(training.losses).min())
+    if lowest >= level:
+        near = lowest > context_free_loss(vocabulary) - 0.5
+        return "не учится" if near else "почти не учится"
+    return ("учится" if final_loss(training) < level
+            else "учится, потом срывается")
 
 
 def training_table(runs: list[Training], vocabulary: int = 16,
@@ -251,12 +340,36 @@ def training_table(runs: list[Training], vocabulary: int = 16,
         step = first_below(t, level)
         rows.append([depth_lab.label(t.variant), str(t.layers), f"{t.lr:g}",
                      f"{t.warmup} шагов" if t.warmup else "нет",
-                     verdict(t, vocabulary),
+                     verdict(t, vocabulary, level),
                      "—" if step is None else f"~{round(step, -1)}"])
     return header, rows
 
 
-def schedule(lr: float = 0.03, warmup: int = 0, steps: int = 300
+def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
+                level: float = 2.0) -> tuple[list[str], list[list[str]]]:
+    """Header and rows for ``markdown_table``: per setting (``runs`` maps a
+    title to its runs on several seeds), how many runs got each verdict and
+    the range of the first step below ``level``, rounded to tens."""
+    header = ["запуск", "зёрна", "итог", f"потери < {level:g} с шага"]
+    rows = []
+    for title, group in runs.items():
+        verdicts = [verdict(t, vocabulary, level) for t in group]
+        counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+        summary = (f"{verdicts[0]}: {len(group)} из {len(group)}"
+                   if len(counts) == 1 else
+                   ", ".join(f"{v}: {n}" for v, n in counts.items()))
+        reached = sorted(round(s, -1) for s in
+                         (first_below(t, level) for t in group)
+                         if s is not None)
+        span = ("—" if not reached else f"~{reached[0]}"
+                if reached[0] == reached[-1]
+                else f"~{reached[0]}–{reached[-1]}")
+        rows.append([title, ", ".join(str(t.seed) for t in group),
+                     summary, span])
+    return header, rows
+
+
+def schedule(lr: float = 0.03, warmup: int = 0, steps: int = STEPS
              ) -> np.ndarray:
     """``[steps]``: the learning rate ``Adam`` uses at steps 1 … steps."""
     optimizer = Adam([], lr=check_learning_rate(lr),

@@ -63,15 +63,18 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
 # -- the whole layer on the example ------------------------------------------------------
 
 # In units of about a pixel of the book's column; y grows downwards.
-FLOW_CELL, FLOW_ROW = 54, 20
-FLOW_LANES = (250, 520)                # centres of the two head lanes
+FLOW_CELL, FLOW_ROW = 54, 20           # a cell of Q, K, V, H, u, Y: room for "−0.416"
+FLOW_WEIGHT = 48                       # a cell of a weight table: "0.333"
+FLOW_GAP = 44                          # between the two columns of a head's lane
+FLOW_LABELS = 34                       # the row labels "p=0" left of head 0's lane
 
 
 def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of_column=None,
-               hidden=None, decimals: int = 3, cell: float = FLOW_CELL) -> None:
+               hidden=None, diagonal: bool = False, decimals: int = 3, cell: float = FLOW_CELL) -> None:
     """``values [rows, cols]`` as numbered cells. ``head_of_column[c]`` shades and frames the
     columns of each head (head 0 white and solid, head 1 grey and dashed); ``hidden`` cells
-    (the causal mask) are hatched and carry no number."""
+    (the causal mask) are hatched and carry no number; ``diagonal`` frames the cells ``(r, r)``
+    twice (the key at the query's own position, the last one a row sees)."""
     rows, cols = values.shape
     heads = np.zeros(cols, int) if head_of_column is None else np.asarray(head_of_column)
     for r in range(rows):
@@ -83,6 +86,11 @@ def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of
             if not masked:
                 ax.text(left + (c + 0.5) * cell, top + (r + 0.5) * FLOW_ROW, _number(values[r, c], decimals),
                         ha="center", va="center", fontsize=SMALL)
+    if diagonal:
+        for r in range(min(rows, cols)):
+            for inset in (1.0, 3.2):
+                ax.add_patch(Rectangle((left + r * cell + inset, top + r * FLOW_ROW + inset), cell - 2 * inset,
+                                       FLOW_ROW - 2 * inset, fill=False, edgecolor="black", linewidth=0.7))
     if head_of_column is not None:
         for head in np.unique(heads):
             columns = np.nonzero(heads == head)[0]
@@ -92,18 +100,22 @@ def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of
 
 
 def _flow_arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float], text: str = "",
-                side: str = "right") -> None:
+                side: str = "right", along: float = 0.5) -> None:
+    """An arrow, its ``text`` beside the point ``along`` of the way (right, left or above)."""
     ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=12, color="black",
                                  linewidth=1.0, shrinkA=2, shrinkB=2))
     if text:
-        x = (start[0] + end[0]) / 2 + (8 if side == "right" else -8)
-        ax.text(x, (start[1] + end[1]) / 2, text, ha="left" if side == "right" else "right",
-                va="center", fontsize=SMALL)
+        x = start[0] + along * (end[0] - start[0])
+        y = start[1] + along * (end[1] - start[1])
+        if side == "above":
+            ax.text(x, y - 4, text, ha="center", va="bottom", fontsize=SMALL)
+        else:
+            ax.text(x + (8 if side == "right" else -8), y, text, ha="left" if side == "right" else "right",
+                    va="center", fontsize=SMALL, linespacing=1.15)
 
 
-def _shape(values: np.ndarray, heads: bool = False) -> str:
-    """The batched shape ``[1, ...]`` of one sequence's ``values``."""
-    return "[" + ", ".join(str(d) for d in (1, *values.shape)) + "]"
+def _shape(*dims: int) -> str:
+    return "[" + ", ".join(str(d) for d in dims) + "]"
 
 
 @styled
@@ -114,6 +126,10 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     ``rotated_*_heads`` ``[h, T, d_h]``, ``attention_weights [h, T, T]``, ``head_outputs``,
     ``merged``, ``output``). In the example ``W_Q = W_K = W_V``, so one grid shows ``Q = K = V``
     and one ``Q~ = K~`` per head; other layers are refused rather than drawn wrongly.
+
+    The heads' lanes stand side by side, each a loop: queries and keys go right through RoPE
+    and the softmax to the weights ``A``, the values go straight down, untouched by RoPE, and
+    both meet in ``H = A V``.
     """
     x, w_o = np.asarray(x, float), np.asarray(output_weight, float)
     q, k, v = (np.asarray(stages[f"projected_{r}_heads"], float) for r in ("query", "key", "value"))
@@ -123,88 +139,106 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     weights, outputs = np.asarray(stages["attention_weights"], float), np.asarray(stages["head_outputs"], float)
     merged, y = np.asarray(stages["merged"], float), np.asarray(stages["output"], float)
     heads, tokens, d_h = q.shape
-    if heads > len(FLOW_LANES):
-        raise ValueError(f"whole_layer has room for {len(FLOW_LANES)} heads, got {heads}")
+    if heads != 2:
+        raise ValueError(f"whole_layer draws the example's two heads, got {heads}")
     width = heads * d_h
     columns_head = np.repeat(np.arange(heads), d_h)
-    band, wide = tokens * FLOW_ROW, width * FLOW_CELL
-    lane_rows = [("головы", q, "$Q^{(i)}=K^{(i)}=V^{(i)}$", None),
-                 ("после RoPE", q_rot, "$\\widetilde{Q}^{(i)}=\\widetilde{K}^{(i)}$", None),
-                 ("веса A", weights, "$A^{(i)}$", np.triu(np.ones((tokens, tokens), bool), k=1)),
-                 ("выходы H", outputs, "$H^{(i)}=A^{(i)}V^{(i)}$", None)]
-    steps = ["RoPE: Q и K", "softmax, маска", "A · V"]
-    step = 16 + band + 34                                          # label, grid, arrow
-    top = 22                                                       # X and Q, K, V
-    lanes = top + band + 40                                        # top edge of the head lanes
-    lanes_end = lanes + 30 + len(lane_rows) * step - 24
-    bottom = lanes_end + 46                                        # u, W_O, Y
-    height = bottom + max(band, width * FLOW_ROW) + 40
+    band, wide, narrow, table = tokens * FLOW_ROW, width * FLOW_CELL, d_h * FLOW_CELL, tokens * FLOW_WEIGHT
+    lane_width = narrow + FLOW_GAP + table + 8
+    lane_left = (2, 2 + FLOW_LABELS + lane_width + 8)
+    top = 22                                           # X and Q, K, V
+    lane_top = top + band + 52
+    row_1 = lane_top + 54                              # each head's Q, K, V and the same after RoPE
+    row_2 = row_1 + band + 74                          # its weights A and its output H
+    lane_bottom = row_2 + band + 10
+    bottom = lane_bottom + 40                          # u, W_O, Y
+    small = 22                                         # a cell of W_O
+    height = bottom + max(band, width * FLOW_ROW) + 34
     # 660 units on 6.5 in: with savefig's 0.1 in padding the PNG still fits the 672 px column
     fig = new_figure(width=6.5, height=height / 100)
-    fig.set_layout_engine("none")                                  # one hand-placed canvas
+    fig.set_layout_engine("none")                      # one hand-placed canvas
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_axis_off()
     ax.set_xlim(0, 660)
     ax.set_ylim(height, 0)
 
-    def positions(left: float, row_top: float, letter: str = "p") -> None:
+    def row_labels(right: float, row_top: float, letter: str) -> None:
         for row in range(tokens):
-            ax.text(left - 4, row_top + (row + 0.5) * FLOW_ROW, f"{letter}={row}", ha="right", va="center",
+            ax.text(right - 4, row_top + (row + 0.5) * FLOW_ROW, f"{letter}={row}", ha="right", va="center",
                     fontsize=SMALL)
 
     def caption(centre: float, y_text: float, text: str, va: str = "bottom", size: float = SMALL) -> None:
-        ax.text(centre, y_text, text, ha="center", va=va, fontsize=size)
+        ax.text(centre, y_text, text, ha="center", va=va, fontsize=size, linespacing=1.2)
 
-    # X -> Q, K, V at full width
+    # X -> Q, K, V at full width (W = I in the example)
     left_x, left_q = 40, 660 - wide - 4
-    caption(left_x + wide / 2, top - 4, f"X: {_shape(x)}", size=FONT)
-    caption(left_q + wide / 2, top - 4, f"Q = K = V: {_shape(x)}", size=FONT)
-    positions(left_x, top)
+    caption(left_x + wide / 2, top - 4, f"X: {_shape(1, tokens, width)}", size=FONT)
+    caption(left_q + wide / 2, top - 4, f"Q = K = V: {_shape(1, tokens, width)}", size=FONT)
+    row_labels(left_x, top, "p")
     _flow_grid(ax, x, left_x, top)
-    _flow_grid(ax, qkv := np.concatenate(list(q), axis=1), left_q, top, head_of_column=columns_head)
-    del qkv
-    _flow_arrow(ax, (left_x + wide, top + band / 2), (left_q, top + band / 2))
-    caption((left_x + wide + left_q) / 2, top + band / 2 - 6, "$XW_Q,\\,XW_K,\\,XW_V$")
+    _flow_grid(ax, np.concatenate(list(q), axis=1), left_q, top, head_of_column=columns_head)
+    _flow_arrow(ax, (left_x + wide, top + band / 2), (left_q, top + band / 2), "$XW_Q,\\,XW_K,\\,XW_V$",
+                side="above")
+    caption((left_x + wide + left_q) / 2, top + band / 2 + 6, "в примере $W=I$", va="top")
+    caption((left_x + wide + left_q) / 2, top + band + 10, f"split_heads: {_shape(1, heads, tokens, d_h)}",
+            va="center")
 
-    # one lane per head: after the split, after RoPE, the weights, the outputs
-    for head, centre in enumerate(FLOW_LANES[:heads]):
-        ax.add_patch(Rectangle((centre - 128, lanes), 256, lanes_end - lanes,
-                               facecolor="white" if head == 0 else "0.96", edgecolor="black",
-                               linewidth=1.2, linestyle=HEAD_LINES[head % 2], zorder=0))
-        ax.text(centre - 120, lanes + 12, f"голова {head}", ha="left", va="center", fontsize=FONT)
-        group = left_q + (head + 0.5) * d_h * FLOW_CELL
-        _flow_arrow(ax, (group, top + band + 4), (centre + 40, lanes), "split" if head == heads - 1 else "")
-    for index, (name, values, label, hidden) in enumerate(lane_rows):
-        row_top = lanes + 30 + 16 + index * step
-        ax.text(4, row_top + band / 2, f"{name}\n{_shape(values, heads=True)}", ha="left", va="center",
-                fontsize=SMALL, linespacing=1.25)
-        for head, centre in enumerate(FLOW_LANES[:heads]):
-            cols = values.shape[-1]
-            left = centre - cols * FLOW_CELL / 2
-            caption(centre, row_top - 3, label.replace("(i)", f"({head})"))
-            _flow_grid(ax, values[head], left, row_top, head_of_column=np.full(cols, head), hidden=hidden)
-            if head == 0:
-                positions(left, row_top, "m" if hidden is not None else "p")
-            if index < len(steps):
-                _flow_arrow(ax, (centre, row_top + band + 2), (centre, row_top + step - 18), steps[index])
+    for head in range(heads):
+        lane = lane_left[head] + (FLOW_LABELS if head == 0 else 0)
+        left_col, right_col = lane + 4, lane + 4 + narrow + FLOW_GAP      # left: V, H; right: RoPE, A
+        left_mid, right_mid = left_col + narrow / 2, right_col + table / 2
+        ax.add_patch(Rectangle((lane_left[head], lane_top), lane + lane_width - lane_left[head],
+                               lane_bottom - lane_top, facecolor=HEAD_SHADES[head % 2] if head else "white",
+                               edgecolor="black", linewidth=1.2, linestyle=HEAD_LINES[head % 2], zorder=0))
+        ax.text(lane + lane_width - 6, lane_top + 12, f"голова {head}", ha="right", va="center", fontsize=FONT)
+        # the split: this head's columns of Q, K, V
+        group = left_q + (head + 0.5) * narrow
+        _flow_arrow(ax, (group, top + band + 4), (left_mid, row_1 - 37))
+        cols = np.full(d_h, head)
+        caption(left_mid, row_1 - 3, f"$Q^{{({head})}}=K^{{({head})}}=V^{{({head})}}$\n{_shape(1, tokens, d_h)}")
+        _flow_grid(ax, q[head], left_col, row_1, head_of_column=cols)
+        left_rot = right_mid - narrow / 2
+        caption(right_mid, row_1 - 3,
+                f"$\\widetilde{{Q}}^{{({head})}}=\\widetilde{{K}}^{{({head})}}$\n{_shape(1, tokens, d_h)}")
+        _flow_grid(ax, q_rot[head], left_rot, row_1, head_of_column=cols)
+        _flow_arrow(ax, (left_col + narrow, row_1 + band / 2), (left_rot, row_1 + band / 2), "RoPE",
+                    side="above")
+        # queries and keys: the softmax under the mask gives the weights
+        _flow_arrow(ax, (right_mid, row_1 + band + 2), (right_mid, row_2 - 47), "softmax,\nмаска")
+        caption(right_mid, row_2 - 17, f"$A^{{({head})}}$: {_shape(1, tokens, tokens)}")
+        for key in range(tokens):
+            caption(right_col + (key + 0.5) * FLOW_WEIGHT, row_2 - 2, f"n={key}")
+        _flow_grid(ax, weights[head], right_col, row_2, head_of_column=np.full(tokens, head),
+                   hidden=np.triu(np.ones((tokens, tokens), bool), k=1), diagonal=True, cell=FLOW_WEIGHT)
+        # values: no rotation, straight down to H = A V
+        _flow_arrow(ax, (left_mid, row_1 + band + 2), (left_mid, row_2 - 33),
+                    f"$V^{{({head})}}$:\nбез поворота", along=0.45)
+        caption(left_mid, row_2 - 3, f"$H^{{({head})}}=A^{{({head})}}V^{{({head})}}$\n{_shape(1, tokens, d_h)}")
+        _flow_grid(ax, outputs[head], left_col, row_2, head_of_column=cols)
+        _flow_arrow(ax, (right_col, row_2 + band / 2), (left_col + narrow, row_2 + band / 2))
+        if head == 0:
+            row_labels(left_col, row_1, "p")
+            row_labels(left_col, row_2, "m")
 
     # Concat -> W_O -> Y
-    small = 22
-    left_u, left_w = 40, 40 + wide + 28
+    left_u = 40
+    left_w = left_u + wide + 28
     left_y = left_w + width * small + 28
-    for head, centre in enumerate(FLOW_LANES[:heads]):
-        target = left_u + (head + 0.5) * d_h * FLOW_CELL
-        _flow_arrow(ax, (centre, lanes_end), (target, bottom - 2), "Concat" if head == 0 else "", side="left")
-    positions(left_u, bottom)
+    for head in range(heads):
+        lane = lane_left[head] + (FLOW_LABELS if head == 0 else 0)
+        _flow_arrow(ax, (lane + 4 + narrow / 2, lane_bottom), (left_u + (head + 0.5) * narrow, bottom - 2),
+                    "Concat" if head else "", along=0.45)
+    row_labels(left_u, bottom, "p")
     _flow_grid(ax, merged, left_u, bottom, head_of_column=columns_head)
-    caption(left_u + wide / 2, bottom + band + 4, f"u = Concat(H): {_shape(merged)}", va="top", size=FONT)
+    caption(left_u + wide / 2, bottom + band + 4, f"u = Concat(H): {_shape(1, tokens, width)}", va="top",
+            size=FONT)
     w_top = bottom + band / 2 - width * FLOW_ROW / 2
     _flow_grid(ax, w_o, left_w, w_top, decimals=0, cell=small)
-    caption(left_w + width * small / 2, w_top + width * FLOW_ROW + 4, f"$W_O$: [{width}, {width}]", va="top")
+    caption(left_w + width * small / 2, w_top + width * FLOW_ROW + 4, f"$W_O$: {_shape(width, width)}", va="top")
     _flow_arrow(ax, (left_u + wide, bottom + band / 2), (left_w, bottom + band / 2))
     _flow_arrow(ax, (left_w + width * small, bottom + band / 2), (left_y, bottom + band / 2))
     _flow_grid(ax, y, left_y, bottom)
-    caption(left_y + wide / 2, bottom + band + 4, f"$Y=uW_O$: {_shape(y)}", va="top", size=FONT)
+    caption(left_y + wide / 2, bottom + band + 4, f"$Y=uW_O$: {_shape(1, tokens, width)}", va="top", size=FONT)
     return fig
 
 
@@ -287,7 +321,8 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     """``x: [T, d_model]`` -> ``q = x W_Q: [T, d_model]`` -> ``heads`` grids ``[T, d_h]``.
 
     Arcs from every input column into the first column of ``q`` show the
-    projection stage: each projected column reads the whole input row.
+    projection stage: each projected column reads the whole input row. Draw it
+    with a ``W_Q`` that is not the identity, or the heads look like slices of ``x``.
     """
     x, q = np.asarray(x, float), np.asarray(q, float)
     tokens, width = x.shape
@@ -304,7 +339,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     for row in range(tokens):
         ax.text(-0.2, top - row - 0.5, f"p={row}", ha="right", va="center", fontsize=SMALL)
     _grid(ax, x, 0, top, label=f"X: [1, {tokens}, {width}]")
-    _grid(ax, q, q_left, top, groups=heads, label=f"Q, K, V: [1, {tokens}, {width}]")
+    _grid(ax, q, q_left, top, groups=heads, label=f"$Q=XW_Q$: [1, {tokens}, {width}]")
     for column in range(width):       # one projected column reads every input feature
         ax.add_patch(FancyArrowPatch(((column + 0.5) * CELL, top), (q_left + 0.5 * CELL, top),
                                      connectionstyle="arc3,rad=-0.3", arrowstyle="-",
@@ -312,7 +347,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     ax.text(q_left / 2 + 1.5, top + 1.55, "столбец 0 проекции читает все признаки строки X",
             ha="center", va="bottom", fontsize=SMALL)
     middle = -tokens / 2
-    _arrow(ax, (width * CELL + 0.15, middle), (q_left - 0.15, middle), "·W")
+    _arrow(ax, (width * CELL + 0.15, middle), (q_left - 0.15, middle), "$\\cdot W_Q$")
     _arrow(ax, (q_left + width * CELL + 0.15, middle), (split_left - 0.15, middle), "split")
     for head in range(heads):
         top_h = top - head * head_step + (heads - 1) * head_step / 2
@@ -357,12 +392,17 @@ def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray
 
 # -- RoPE ---------------------------------------------------------------------------------------
 
+FOLDED_WIDTH = 6.3   # inches: a figure in a folded cell gets 650 px of the column, not 672
+
+
 @styled
 def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figure:
     """One unit circle per panel: a title, ``arrows: [P, 2]`` (the pair at positions
     ``0 .. P-1``) and the positions whose arrows get a label ``p=…`` (crowded arrows
-    get few). The colour of an arrow is its position, read on the colour bar."""
-    fig = new_figure(height=2.9)
+    get few). The colour of an arrow is its position, read on the colour bar.
+
+    The chapter shows it folded, so it is ``FOLDED_WIDTH`` wide and is not scaled there."""
+    fig = new_figure(width=FOLDED_WIDTH, height=2.9)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
     circle = np.linspace(0, 2 * np.pi, 200)
     count = max(len(np.asarray(arrows)) for _, arrows, _ in panels)
@@ -460,28 +500,21 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
 
 # -- heads trained from random weights ----------------------------------------------------------
 
-def block_means(losses: np.ndarray, window: int) -> tuple[np.ndarray, np.ndarray]:
-    """The mean loss of every ``window`` consecutive steps and the step that ends the block."""
-    losses = np.asarray(losses, float)
-    blocks = len(losses) // window
-    return window * np.arange(1, blocks + 1), losses[: blocks * window].reshape(blocks, window).mean(axis=1)
-
-
 @styled
-def learned_losses(runs: Sequence[tuple[str, np.ndarray]], bound: float, *, window: int = 25) -> Figure:
-    """The loss of each run, averaged over every ``window`` steps, on a log scale: one line
-    style and marker per run, and the line ``bound`` that no one-head layer goes below."""
+def learned_losses(runs: Sequence[tuple[str, np.ndarray, np.ndarray]], bound: float) -> Figure:
+    """Each run as ``(label, steps, losses)``: its held-out loss at those steps, on a log scale,
+    one line style and marker per run, and the line ``bound`` that no one-head layer goes below
+    on the same sequences."""
     fig = new_figure(height=3.0)
     ax = fig.add_subplot()
-    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:g}")
-    for (label, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
-        steps, means = block_means(losses, window)
-        ax.plot(steps, means, style, marker=marker, markevery=4, markersize=5, color="black",
-                markerfacecolor="white", linewidth=1.2, label=label)
+    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:.3f}")
+    for (label, steps, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
+        ax.plot(np.asarray(steps, float), np.asarray(losses, float), style, marker=marker, markersize=5,
+                color="black", markerfacecolor="white", linewidth=1.2, label=label)
     ax.set_yscale("log")
     ax.set_xlabel("шаг обучения")
-    ax.set_ylabel(f"средний квадрат ошибки\n(среднее за {window} шагов)")
-    ax.legend(frameon=False, loc="lower left")
+    ax.set_ylabel("средний квадрат ошибки\nна новых последовательностях")
+    ax.legend(frameon=False, loc="center right")
     return fig
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -390,72 +391,115 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
 
 # -- 9. the backward path -------------------------------------------------------
 
+GRADIENT_STYLE = (0, (4, 2))     # dashed: every path of the gradient
+
+
+def _gradient_arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float]) -> None:
+    """A dashed arrow of the gradient, from ``start`` to ``end`` (towards the input)."""
+    ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=11, linewidth=1.4,
+                                 linestyle=GRADIENT_STYLE, color=INK, shrinkA=0, shrinkB=0, zorder=5))
+
+
 @styled
 def gradient_paths() -> Figure:
     """The gradient on its way down through two sublayers, Pre above, Post
-    below. The stream is the thick line, the gradient the dashed arrow under
-    it, pointing to the input; under each box on its way stands the factor it
-    multiplies the gradient by (the transposed Jacobians of the derivation)."""
-    fig = new_figure(style.MAX_WIDTH, 4.2)
+    below. The stream is the thick line; dashed arrows are the gradient going
+    to the input. At every ``+`` it splits: one path stays on the stream (the
+    ``I`` of the Jacobian), the other goes back through the branch (``J_N^T
+    J_f^T`` in Pre, ``J_f^T`` in Post); in Post every path also crosses the
+    norm on the stream, which divides it by the RMS there."""
+    fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
-    _canvas(ax, 10.0, 8.4)
-    for top, order, name in ((8.1, "pre", "Pre: x' = x + f(N(x))"),
-                             (3.9, "post", "Post: x' = N(x + f(x))")):
-        line_y, branch_y, grad_y = top - 2.1, top - 1.0, top - 2.75
+    _canvas(ax, 10.0, 9.8)
+    for top, order, name in ((9.5, "pre", "Pre: x′ = x + f(N(x))"),
+                             (4.6, "post", "Post: x′ = N(x + f(x))")):
+        line_y, branch_y, grad_y = top - 2.75, top - 1.55, top - 3.35
         ax.text(0.1, top, name, fontsize=FONT, ha="left", va="center", color=INK, weight="bold")
         ax.plot([0.5, 9.4], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
         _arrow(ax, (9.1, line_y), (9.55, line_y), width=4)
         ax.text(0.35, line_y, "x", ha="right", va="center", fontsize=FONT)
         ax.text(9.65, line_y, "y", ha="left", va="center", fontsize=FONT)
-        ax.add_patch(FancyArrowPatch((9.4, grad_y), (0.5, grad_y), arrowstyle="-|>", mutation_scale=12,
-                                     linewidth=1.6, linestyle="--", color=INK))
-        ax.text(0.55, grad_y + 0.08, "градиент", ha="left", va="bottom", fontsize=SMALL, color=INK)
-        for start in (1.2, 5.4):
-            plus = start + 2.6
+        # the path on the stream, under the line, from the output to the input
+        _gradient_arrow(ax, (9.4, grad_y), (0.5, grad_y))
+        ax.text(0.55, grad_y - 0.2, "градиент к входу", ha="left", va="top", fontsize=SMALL, color=INK)
+        for index, start in enumerate((0.9, 5.1)):
+            plus = start + 2.4
+            source = "x" if index == 0 else "x′"
             ax.plot([start, start], [line_y, branch_y], color=INK, linewidth=1.2)
-            _box(ax, start + 1.3, branch_y, "f(N(x))" if order == "pre" else "f(x)", width=1.6)
-            _arrow(ax, (start, branch_y), (start + 0.5, branch_y))
-            _arrow(ax, (start + 2.1, branch_y), (plus - 0.12, line_y + 0.22))
+            ax.plot([start], [line_y], marker="o", markersize=4, color=INK)
+            _box(ax, start + 1.15, branch_y, f"f(N({source}))" if order == "pre" else f"f({source})",
+                 width=1.5)
+            _arrow(ax, (start, branch_y), (start + 0.4, branch_y))
+            _arrow(ax, (start + 1.9, branch_y), (plus - 0.12, line_y + 0.22))
             _plus(ax, plus, line_y)
-            if order == "pre":
-                ax.text(plus, grad_y - 0.2, "I + J$_N^T$ J$_f^T$", ha="center", va="top", fontsize=SMALL)
-            else:
-                _box(ax, plus + 0.9, line_y, "N", width=0.6, dashed=False)
-                ax.text(plus - 0.2, grad_y - 0.2, "I + J$_f^T$", ha="center", va="top", fontsize=SMALL)
-                ax.text(plus + 0.9, grad_y - 0.2, "÷ RMS", ha="center", va="top", fontsize=SMALL)
+            # the path back through the branch: from the "+" over the box to the tap
+            over = line_y + 1.75
+            ax.plot([plus + 0.05, plus + 0.05, start - 0.15], [line_y + 0.25, over, over], color=INK,
+                    linewidth=1.4, linestyle=GRADIENT_STYLE)
+            _gradient_arrow(ax, (start - 0.15, over), (start - 0.15, line_y + 0.08))
+            branch_label = "J$_N^T$ J$_f^T$" if order == "pre" else "J$_f^T$"
+            ax.text(start + 1.15, over + 0.08, branch_label, ha="center", va="bottom",
+                    fontsize=SMALL, color=INK)
+            ax.text((start + plus) / 2, grad_y + 0.08, "I", ha="center", va="bottom", fontsize=SMALL,
+                    color=INK)
+            if order == "post":
+                _box(ax, plus + 0.75, line_y, "N", width=0.55, dashed=False)
+                ax.text(plus + 0.75, grad_y - 0.2, "J$_N^T$: ÷ RMS", ha="center", va="top",
+                        fontsize=SMALL, color=INK)
+            if index == 0:       # x' between the two sublayers, on the line
+                ax.text(start + 3.8 if order == "post" else start + 3.1, line_y + 0.12, "x′",
+                        ha="center", va="bottom", fontsize=FONT, color=INK)
     return fig
 
 
 # -- 10. training ----------------------------------------------------------------
 
+SEEDS_LABEL = "тонкие линии: другие зёрна"
+
+
+def _running_mean(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Steps ``0 … n-1`` and the mean of the last ``window`` losses (fewer at the start)."""
+    losses = np.asarray(losses, dtype=float)
+    sums = np.cumsum(np.concatenate([[0.0], losses]))
+    ends = np.arange(1, len(losses) + 1)
+    starts = np.maximum(0, ends - window)
+    return ends - 1, (sums[ends] - sums[starts]) / (ends - starts)
+
+
 @styled
 def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     references: Mapping[str, float], *, window: int = 20,
-                    schedules: Mapping[str, Sequence[float]] | None = None) -> Figure:
+                    schedules: Mapping[str, Sequence[float]] | None = None,
+                    seeds: Mapping[str, Mapping[str, Sequence[Sequence[float]]]] | None = None
+                    ) -> Figure:
     """Loss against step, one panel per setting (``panels`` maps a title to
     ``{label: losses}``); each curve is the running mean over ``window`` steps,
     and ``references`` (label -> loss) are thin horizontal lines with their
-    label. ``schedules`` (label -> learning rate per step) adds a panel below."""
+    label. ``seeds`` (title -> label -> several runs) adds a thin curve per
+    run in the style of its label. ``schedules`` (label -> learning rate per
+    step) adds a panel below."""
     rows = 2 if schedules else 1
     fig = new_figure(style.MAX_WIDTH, 3.1 + 1.3 * (rows - 1))
     grid = fig.add_gridspec(rows, len(panels), height_ratios=(2.4, 1.0)[:rows])
     axes = [fig.add_subplot(grid[0, i]) for i in range(len(panels))]
     styles: dict[str, int] = {}
+
+    def look(label: str) -> dict[str, object]:
+        index = styles.setdefault(label, len(styles))
+        return {"linestyle": LINE_STYLES[index % len(LINE_STYLES)], "color": _CURVE_COLOURS[index % 4]}
+
     for ax, (title, curves) in zip(axes, panels.items(), strict=True):
         for label, losses in curves.items():
-            index = styles.setdefault(label, len(styles))
-            losses = np.asarray(losses, dtype=float)
-            sums = np.cumsum(np.concatenate([[0.0], losses]))
-            ends = np.arange(1, len(losses) + 1)
-            starts = np.maximum(0, ends - window)
-            ax.plot(ends - 1, (sums[ends] - sums[starts]) / (ends - starts), label=label,
-                    linestyle=LINE_STYLES[index % len(LINE_STYLES)], color=_CURVE_COLOURS[index % 4],
-                    linewidth=1.8, marker=MARKERS[index % len(MARKERS)], markersize=4,
-                    markevery=max(1, len(losses) // 6))
+            steps, mean = _running_mean(losses, window)
+            ax.plot(steps, mean, label=label, linewidth=1.8, markersize=4,
+                    marker=MARKERS[styles.setdefault(label, len(styles)) % len(MARKERS)],
+                    markevery=max(1, len(steps) // 6), **look(label))
+            for run in (seeds or {}).get(title, {}).get(label, ()):
+                ax.plot(*_running_mean(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
         for index, (text, value) in enumerate(references.items()):
             ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[index % 2], label=text)
         ax.set_title(title)
-        ax.set_xlabel("шаг")
+        ax.set_xlabel("шаг (итерация)")
         ax.grid(True, color="0.9", linewidth=0.6)
     axes[0].set_ylabel(f"потери (среднее\nза {window} шагов)")
     for ax in axes[1:]:
@@ -464,17 +508,18 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
     if schedules:   # drawn like the curve of the same label
         lr_ax = fig.add_subplot(grid[1, :])
         for label, rates in schedules.items():
-            index = styles.setdefault(label, len(styles))
-            lr_ax.plot(np.arange(len(rates)), rates, label=label, color=_CURVE_COLOURS[index % 4],
-                       linestyle=LINE_STYLES[index % len(LINE_STYLES)], linewidth=1.6)
-        lr_ax.set_ylabel("шаг η")
-        lr_ax.set_xlabel("шаг обучения")
+            lr_ax.plot(np.arange(len(rates)), rates, label=label, linewidth=1.6, **look(label))
+        lr_ax.set_ylabel("скорость\nобучения η")
+        lr_ax.set_xlabel("шаг (итерация)")
         lr_ax.set_ylim(bottom=0)
         lr_ax.grid(True, color="0.9", linewidth=0.6)
         lr_ax.legend(loc="lower right", frameon=False)
     handles = {}
     for ax in axes:
-        handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
+        handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)
+                        if not text.startswith("_")})
+    if seeds:
+        handles[SEEDS_LABEL] = Line2D([], [], color="0.3", linewidth=0.9)
     fig.legend(list(handles.values()), list(handles), loc="outside upper center",
                ncols=min(3, len(handles)), frameon=False)
     return fig
