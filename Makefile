@@ -60,15 +60,22 @@ book: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .
 	@echo "Book index: $(CURDIR)/_build/html/index.html"
 
-## test: every part below in one pytest session (unit, nbval, habits, browser),
-## after lint and a fresh strict build; it runs all of them and fails at the end
-## if any failed. One session starts its workers once, and xdist spreads the
-## notebooks and browser modules over the cores together.
-test: $(STAMP) $(LAB_OVERRIDES)
+## test: lint, then every part below in one pytest session (unit, nbval, habits,
+## browser) while a fresh strict build runs beside it (its log is printed after
+## the tests); the tests that read the built book wait for it (BOOK_BUILD_STATUS,
+## tests/browser/conftest.py). It runs every part even when one fails, and fails
+## at the end if any failed. Modules start slowest first (tests/conftest.py).
+BUILD_STATUS := _build/html-build.status
+test: $(STAMP) $(LAB_OVERRIDES) $(NODE_STAMP) $(COURSE_ZIP)
 	@status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
-	$(MAKE) --no-print-directory html || status=1; \
-	$(BIN)/python -m pytest -q $(XDIST) --dist loadscope $(NBVAL) tests book || status=1; \
+	rm -f $(BUILD_STATUS); \
+	{ $(MAKE) --no-print-directory html > _build/html-build.log 2>&1; echo $$? > $(BUILD_STATUS); } & \
+	BOOK_BUILD_STATUS=$(BUILD_STATUS) $(BIN)/python -m pytest -q $(XDIST) --dist loadscope \
+		--no-loadscope-reorder $(NBVAL) tests book || status=1; \
+	wait; \
+	echo "--- make html (beside the tests) ---"; cat _build/html-build.log; \
+	test "$$(cat $(BUILD_STATUS))" = 0 || status=1; \
 	exit $$status
 
 ## lint: ruff (pyproject.toml; src/llm_from_scratch/ruff.toml: 76 columns, so the

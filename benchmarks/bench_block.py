@@ -1,312 +1,275 @@
-"""Decoder block forward + backward: our NumPy tape next to PyTorch CPU float64 autograd.
+"""One decoder block, forward + backward: our NumPy tape against a PyTorch twin, each in its own process.
 
 Run from the repository root:
 
     .venv/bin/pip install -r requirements-bench.txt   # once: torch for the reference
-    .venv/bin/python benchmarks/bench_block.py
+    .venv/bin/python benchmarks/bench_block.py [--rounds 5] [--calls 10]
 
-For each configuration the script builds one ``DecoderBlock`` from SplitMix64,
-copies the very same weights into a small PyTorch implementation of the identical
-block (RMSNorm, Q/K/V/O with RoPE on adjacent pairs, causal softmax, SwiGLU,
-residuals), checks that outputs and every gradient agree to 1e-10, and then times,
-best of ``--repeats`` runs:
+The driver (this script without ``--worker``) never times anything itself. For each shape it first runs one
+process that builds our block and the torch twin on the same weights and checks that the output and all ten
+gradients (input and nine parameters) agree to 1e-10; then, round after round, it starts one process per side
+and case, alternating the order (ours, torch, then torch, ours), so both see the same machine load and neither
+shares its process with the other's thread pool. A worker warms up, then times ``--calls`` calls and reports
+each call's wall time and minor page faults (``ru_minflt``: pages the kernel had to map and zero).
 
-* ours:     ``block.forward(x).output.backward(upstream)``
-* torch:    the same in PyTorch (``torch.set_num_threads`` = NumPy's BLAS threads)
-* matmuls:  only the block's matrix products in NumPy, forward and backward
-            (three products per forward product) - the floor for any NumPy tape
+Cases:
+  reused     one block built once; every call runs forward + backward on it, and the gradients accumulate
+             into the parameters' existing ``grad`` arrays (torch: into ``.grad``, in place)
+  zero_grad  the same block, with ``zero_grad()`` before every call (not timed), as a training step does:
+             ours sets every ``grad`` to None, torch's ``Module.zero_grad()`` too, so every gradient is new
+  fresh      every call gets a new block with fresh parameters (built before the timer) and no gradients
 
-and prints both ratios and the memory the tape holds: the bytes of every array
-the recorded graph keeps alive, and the tracemalloc peak of one forward + backward.
+``--floors`` also times, in processes of their own, only the block's 27 matrix products (9 forward, 18 backward)
+with NumPy (OpenBLAS) and with torch (MKL) on random operands of the same shapes: the floor of each side.
+
+Options for experiments: ``--env NAME=VALUE`` sets a variable in every worker (e.g. glibc's
+``MALLOC_MMAP_THRESHOLD_``, ``MALLOC_TRIM_THRESHOLD_``, ``MALLOC_TOP_PAD_``); ``--compare SRC`` adds a third
+side, the package in another directory (an earlier commit: ``git archive COMMIT src | tar -x -C /tmp/old``).
 """
 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import gc
-import math
+import json
 import os
 import platform
 import resource
+import statistics
+import subprocess
 import sys
 import time
-import tracemalloc
-from dataclasses import dataclass
 
-import numpy as np
-
-DEFAULT_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
-
-
-def _source_directory() -> str:
-    """``--src DIR`` (read before the import below) benchmarks another copy of the package."""
-    pre = argparse.ArgumentParser(add_help=False)
-    pre.add_argument("--src", default=DEFAULT_SOURCE)
-    return pre.parse_known_args()[0].src
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
+SHAPES = {"small": (4, 128, 256, 8, 688), "long": (1, 512, 512, 8, 1376)}  # B, T, d_model, h, d_ff
+CASES = ("reused", "zero_grad", "fresh")
+THREADS = 2
+TOLERANCE = 1e-10
+ROPE_BASE, EPSILON, SEED = 10000.0, 1e-5, 2024
 
 
-sys.path.insert(0, _source_directory())
-
-from llm_from_scratch import DecoderBlock, DecoderBlockConfig, SplitMix64, Tensor  # noqa: E402
-
-
-@dataclass(frozen=True)
-class Shape:
-    batch: int
-    tokens: int
-    model_width: int
-    heads: int
-    feed_forward_width: int
-
-    def __str__(self) -> str:
-        return (f"B={self.batch} T={self.tokens} d_model={self.model_width} "
-                f"h={self.heads} d_ff={self.feed_forward_width}")
+def describe(shape: str) -> str:
+    b, t, d, h, f = SHAPES[shape]
+    return f"B={b} T={t} d_model={d} h={h} d_ff={f}"
 
 
-SHAPES = (Shape(4, 128, 256, 8, 688), Shape(1, 512, 512, 8, 1376))
+# --- the two sides --------------------------------------------------------------------------------------------
+
+def our_package(source: str):
+    sys.path.insert(0, source)
+    import llm_from_scratch
+    return llm_from_scratch
 
 
-# --- NumPy's thread count ---------------------------------------------------------
-
-def numpy_blas_threads() -> int | None:
-    """OpenBLAS threads of the NumPy wheel (found in this process's mapped libraries), or None."""
-    try:
-        with open("/proc/self/maps") as maps:
-            paths = {line.split()[-1] for line in maps if "openblas" in line.lower() and "/" in line}
-    except OSError:
-        return None
-    for path in sorted(paths):
-        library = ctypes.CDLL(path)
-        for symbol in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_",
-                       "openblas_get_num_threads"):
-            function = getattr(library, symbol, None)
-            if function is not None:
-                function.restype = ctypes.c_int
-                return int(function())
-    return None
+def our_block(lib, shape: str):
+    _, t, d, h, f = SHAPES[shape]
+    config = lib.DecoderBlockConfig(model_width=d, heads=h, feed_forward_width=f, max_positions=t,
+                                    rope_base=ROPE_BASE, rms_epsilon=EPSILON)
+    return lib.DecoderBlock.new("block", config, lib.SplitMix64(SEED))
 
 
-# --- timing helpers ---------------------------------------------------------------
-
-def best_of_interleaved(functions: dict, repeats: int) -> dict:
-    """The smallest wall time of ``repeats`` calls of each function, in seconds.
-
-    One warm-up call each, then rounds that call every function once in turn, so a
-    change of machine load during the run hits all of them alike.
-    """
-    for function in functions.values():
-        function()
-    times = {name: [] for name in functions}
-    for _ in range(repeats):
-        for name, function in functions.items():
-            gc.collect()
-            start = time.perf_counter()
-            function()
-            times[name].append(time.perf_counter() - start)
-    return {name: min(values) for name, values in times.items()}
-
-
-def page_faults(function) -> int:
-    """Minor page faults of one call: fresh memory the kernel had to map and zero."""
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    function()
-    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
-
-
-# --- ours -------------------------------------------------------------------------
-
-def build_block(shape: Shape) -> DecoderBlock:
-    config = DecoderBlockConfig(model_width=shape.model_width, heads=shape.heads,
-                                feed_forward_width=shape.feed_forward_width, max_positions=shape.tokens,
-                                rope_base=10000.0, rms_epsilon=1e-5)
-    return DecoderBlock.new("block", config, SplitMix64(2024))
-
-
-def ours_step(block: DecoderBlock, x_value: np.ndarray, upstream: np.ndarray):
-    """One forward + backward; returns the output Tensor and the input Tensor (for its gradient)."""
-    block.parameters().zero_grad()
-    x = Tensor(x_value, requires_grad=True)
+def our_step(lib, block, x_value, upstream):
+    """One forward + backward; returns the output and the input Tensor (for the check)."""
+    x = lib.Tensor(x_value, requires_grad=True)
     output = block.forward(x).output
     output.backward(upstream)
     return output, x
 
 
-def graph_bytes(output: Tensor) -> int:
-    """Bytes of the distinct arrays the recorded graph keeps alive: node values and closure captures."""
-    seen: dict[int, int] = {}
+def torch_block_class():
+    import torch
+    import torch.nn.functional as F
 
-    def note(array: np.ndarray) -> None:
-        base = array
-        while isinstance(base.base, np.ndarray):
-            base = base.base
-        seen[id(base)] = base.nbytes
+    def rope(x, freqs_cis):
+        """llama's ``apply_rotary_emb``: adjacent pairs (2i, 2i+1) of ``x: [B, T, h, d_h]`` as complex numbers."""
+        pairs = torch.view_as_complex(x.reshape(*x.shape[:-1], -1, 2))
+        return torch.view_as_real(pairs * freqs_cis[:, None, :]).flatten(3)
 
-    # The first edition (``--src`` on an old copy) named these _topological_order and _vjp.
-    order = getattr(output, "topological_order", None) or output._topological_order
-    for node in order():
-        note(node.value)
-        vjp = getattr(node, "vjp", getattr(node, "_vjp", None))
-        for cell in (vjp.__closure__ or ()) if vjp is not None else ():
-            try:
-                content = cell.cell_contents
-            except ValueError:
-                continue
-            if isinstance(content, np.ndarray):
-                note(content)
-    return sum(seen.values())
+    class TorchBlock(torch.nn.Module):
+        """The same pre-norm block as a PyTorch user writes it: ``x1 = x + MHA(RMSNorm(x))``,
+        ``y = x1 + SwiGLU(RMSNorm(x1))``, weights ``[d_in, d_out]`` copied from ours."""
 
+        NAMES = ("attention_norm", "w_q", "w_k", "w_v", "w_o", "ffn_norm", "w_gate", "w_up", "w_down")
 
-# --- PyTorch reference --------------------------------------------------------------
+        def __init__(self, weights, heads: int, max_positions: int):
+            super().__init__()
+            for name, value in zip(self.NAMES, weights, strict=True):
+                setattr(self, name, torch.nn.Parameter(torch.tensor(value, dtype=torch.float64)))
+            self.heads = heads
+            head_width = self.w_q.shape[1] // heads
+            frequencies = ROPE_BASE ** (-torch.arange(0, head_width, 2, dtype=torch.float64) / head_width)
+            angles = torch.outer(torch.arange(max_positions, dtype=torch.float64), frequencies)
+            self.register_buffer("freqs_cis", torch.polar(torch.ones_like(angles), angles))  # [P, d_h/2]
 
-def torch_reference(torch, block: DecoderBlock):
-    """A PyTorch float64 twin of ``block`` on copies of its weights; returns (step, parameters)."""
-    attention = block.attention
-    w = [torch.tensor(p.value, dtype=torch.float64, requires_grad=True) for p in block.parameters()]
-    g_attention, w_q, w_k, w_v, w_o, g_ffn, w_gate, w_up, w_down = w
-    heads, head_width = attention.heads, attention.head_width
-    cos_table = torch.tensor(attention.rope.cos)  # [P, d_h/2]
-    sin_table = torch.tensor(attention.rope.sin)
-    epsilon_a, epsilon_f = block.attention_norm.epsilon, block.feed_forward_norm.epsilon
+        def forward(self, x):
+            batch, tokens, width = x.shape
+            n = F.rms_norm(x, (width,), self.attention_norm, EPSILON)
+            q = (n @ self.w_q).view(batch, tokens, self.heads, -1)
+            k = (n @ self.w_k).view(batch, tokens, self.heads, -1)
+            v = (n @ self.w_v).view(batch, tokens, self.heads, -1)
+            freqs_cis = self.freqs_cis[:tokens]
+            q, k = rope(q, freqs_cis), rope(k, freqs_cis)
+            heads = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                                   is_causal=True)                  # [B, h, T, d_h]
+            x1 = x + heads.transpose(1, 2).reshape(batch, tokens, width) @ self.w_o
+            m = F.rms_norm(x1, (width,), self.ffn_norm, EPSILON)
+            return x1 + (F.silu(m @ self.w_gate) * (m @ self.w_up)) @ self.w_down
 
-    def rms_norm(x, gain, epsilon):
-        return x * torch.rsqrt(x.pow(2).mean(dim=-1, keepdim=True) + epsilon) * gain
-
-    def rope(x, cos, sin):  # x: [B, h, T, d_h], adjacent pairs (2i, 2i+1)
-        pairs = x.unflatten(-1, (head_width // 2, 2))
-        a, b = pairs[..., 0], pairs[..., 1]
-        return torch.stack((a * cos - b * sin, a * sin + b * cos), dim=-1).flatten(-2)
-
-    def forward(x):
-        batch, tokens, width = x.shape
-        cos, sin = cos_table[:tokens], sin_table[:tokens]
-        n = rms_norm(x, g_attention, epsilon_a)
-
-        def heads_of(t):
-            return t.view(batch, tokens, heads, head_width).transpose(1, 2)
-
-        q = rope(heads_of(n @ w_q), cos, sin)
-        k = rope(heads_of(n @ w_k), cos, sin)
-        v = heads_of(n @ w_v)
-        scores = (q @ k.transpose(-1, -2)) / math.sqrt(head_width)
-        mask = torch.ones(tokens, tokens, dtype=torch.bool).triu(1)
-        probabilities = torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
-        merged = (probabilities @ v).transpose(1, 2).reshape(batch, tokens, width)
-        after = x + merged @ w_o
-        m = rms_norm(after, g_ffn, epsilon_f)
-        hidden = torch.nn.functional.silu(m @ w_gate) * (m @ w_up)
-        return after + hidden @ w_down
-
-    def step(x_value, upstream):
-        for p in w:
-            p.grad = None
-        x = torch.tensor(x_value, requires_grad=True)
-        out = forward(x)
-        out.backward(upstream)
-        return out, x
-
-    return step, w
+    return TorchBlock
 
 
-# --- the matmuls alone ---------------------------------------------------------------
-
-def matmul_only(shape: Shape, rng: np.random.Generator):
-    """Every matrix product of the block's forward and backward, on prepared operands."""
-    b, t, d, h, f = shape.batch, shape.tokens, shape.model_width, shape.heads, shape.feed_forward_width
-    dh = d // h
-    rows = b * t
-    x2 = rng.standard_normal((rows, d))
-    w = {name: rng.standard_normal((d, d)) for name in "qkvo"}
-    w_gate, w_up, w_down = rng.standard_normal((d, f)), rng.standard_normal((d, f)), rng.standard_normal((f, d))
-    hidden = rng.standard_normal((rows, f))
-    g_d, g_f = rng.standard_normal((rows, d)), rng.standard_normal((rows, f))
-    q, k, v = (rng.standard_normal((b, h, t, dh)) for _ in range(3))
-    a = rng.standard_normal((b, h, t, t))
-    g_h, g_a = rng.standard_normal((b, h, t, dh)), rng.standard_normal((b, h, t, t))
-
-    def run():
-        # forward: Q, K, V, O projections; scores and A V; gate, up, down
-        for name in "qkvo":
-            x2 @ w[name]
-        q @ k.swapaxes(-1, -2)
-        a @ v
-        x2 @ w_gate
-        x2 @ w_up
-        hidden @ w_down
-        # backward: for y = x @ W, dx = dy @ W^T and dW = x^T @ dy
-        for name in "qkvo":
-            g_d @ w[name].T
-            x2.T @ g_d
-        g_a @ k          # d scores / d q
-        g_a.swapaxes(-1, -2) @ q  # d scores / d k
-        g_h @ v.swapaxes(-1, -2)  # d (A V) / d A
-        a.swapaxes(-1, -2) @ g_h  # d (A V) / d V
-        for weight in (w_gate, w_up):
-            g_f @ weight.T
-            x2.T @ g_f
-        g_d @ w_down.T
-        hidden.T @ g_d
-
-    return run
+def torch_step(torch, model, x_value, upstream):
+    x = torch.tensor(x_value, requires_grad=True)
+    output = model(x)
+    output.backward(upstream)
+    return output, x
 
 
-# --- main -----------------------------------------------------------------------------
-
-def max_relative(ours: np.ndarray, reference: np.ndarray) -> float:
-    return float(np.max(np.abs(ours - reference)) / max(1.0, float(np.max(np.abs(reference)))))
-
-
-def bench(shape: Shape, torch, repeats: int) -> None:
-    print(f"\n== {shape}")
+def inputs(shape: str):
+    import numpy as np
+    b, t, d, _, _ = SHAPES[shape]
     rng = np.random.default_rng(7)
-    block = build_block(shape)
-    x_value = rng.standard_normal((shape.batch, shape.tokens, shape.model_width))
-    upstream = rng.standard_normal(x_value.shape)
+    return rng.standard_normal((b, t, d)), rng.standard_normal((b, t, d))
 
-    # Same numbers first: output and every gradient.
-    torch_step, torch_weights = torch_reference(torch, block)
-    ours_out, ours_x = ours_step(block, x_value, upstream)
-    ref_out, ref_x = torch_step(x_value, torch.tensor(upstream))
-    errors = {"output": max_relative(ours_out.value, ref_out.detach().numpy()),
-              "d input": max_relative(ours_x.grad, ref_x.grad.numpy())}
-    for parameter, twin in zip(block.parameters(), torch_weights, strict=True):
-        errors[f"d {parameter.name}"] = max_relative(parameter.grad, twin.grad.numpy())
-    worst = max(errors, key=errors.get)
-    print(f"match: max |ours - torch| / max(1, |torch|) = {errors[worst]:.2e} (worst: {worst}) "
-          f"over output and {len(errors) - 1} gradients")
-    if errors[worst] > 1e-10:
-        raise SystemExit(f"mismatch with the PyTorch reference: {errors}")
 
-    # Memory held by the tape after forward + backward, and the tracemalloc peak of one step.
-    held = graph_bytes(ours_out)
-    del ours_out, ours_x, ref_out, ref_x
-    gc.collect()
-    tracemalloc.start()
-    ours_step(block, x_value, upstream)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
+def floor_products(shape: str) -> list[tuple[tuple[int, ...], tuple[int, ...]]]:
+    """The (left, right) shapes of the block's matrix products: 9 forward, then 18 backward (for ``Y = A B``:
+    ``dA = dY B^T``, and ``dB = A^T dY``, over all rows at once for a weight)."""
+    b, t, d, h, f = SHAPES[shape]
+    dh, rows = d // h, b * t
+    forward = [((b, t, d), (d, d))] * 3 + [((b, h, t, dh), (b, h, dh, t)), ((b, h, t, t), (b, h, t, dh)),
+                                           ((b, t, d), (d, d)), ((b, t, d), (d, f)), ((b, t, d), (d, f)),
+                                           ((b, t, f), (f, d))]
+    backward = []
+    for left, right in forward:
+        out = (*left[:-1], right[-1])
+        if len(right) == 2:
+            backward += [(out, right[::-1]), ((left[-1], rows), (rows, right[-1]))]
+        else:
+            backward += [(out, (*right[:-2], right[-1], right[-2])), ((*left[:-2], left[-1], left[-2]), out)]
+    return forward + backward
 
-    upstream_t = torch.tensor(upstream)
-    runs = {"ours": lambda: ours_step(block, x_value, upstream),
-            "torch": lambda: torch_step(x_value, upstream_t),
-            "matmuls": matmul_only(shape, rng)}
-    best = best_of_interleaved(runs, repeats)
-    faults = {name: page_faults(function) for name, function in runs.items()}
-    print(f"ours  forward+backward  {best['ours'] * 1e3:8.2f} ms   ({faults['ours']} page faults)")
-    print(f"torch forward+backward  {best['torch'] * 1e3:8.2f} ms   ({faults['torch']} page faults)")
-    print(f"numpy matmuls only      {best['matmuls'] * 1e3:8.2f} ms   ({faults['matmuls']} page faults)")
-    print(f"ratio ours/torch   = {best['ours'] / best['torch']:.2f}")
-    print(f"ratio ours/matmuls = {best['ours'] / best['matmuls']:.2f}")
-    print(f"tape holds {held / 2**20:.1f} MiB of arrays after forward+backward; "
-          f"tracemalloc peak of forward+backward {peak / 2**20:.1f} MiB")
+
+# --- worker processes -----------------------------------------------------------------------------------------
+
+def check(shape: str, source: str) -> dict:
+    """Output and every gradient of both sides on the same weights and input."""
+    import numpy as np
+    import torch
+    torch.set_num_threads(THREADS)
+    lib = our_package(source)
+    block = our_block(lib, shape)
+    x_value, upstream = inputs(shape)
+    model = torch_block_class()([p.value for p in block.parameters()], block.attention.heads, SHAPES[shape][1])
+    ours, ours_x = our_step(lib, block, x_value, upstream)
+    theirs, theirs_x = torch_step(torch, model, x_value, torch.tensor(upstream))
+
+    def error(a, b):
+        return float(np.max(np.abs(a - b)) / max(1.0, float(np.max(np.abs(b)))))
+
+    errors = {"output": error(ours.value, theirs.detach().numpy()), "input": error(ours_x.grad, theirs_x.grad.numpy())}
+    for parameter, twin in zip(block.parameters(), model.parameters(), strict=True):
+        errors[parameter.name] = error(parameter.grad, twin.grad.numpy())
+    return errors
+
+
+def time_calls(side: str, case: str, shape: str, source: str, calls: int) -> dict:
+    import numpy as np
+    x_value, upstream = inputs(shape)
+    if side.endswith("matmuls"):
+        import numpy
+        rng = numpy.random.default_rng(0)
+        operands = [(rng.standard_normal(a), rng.standard_normal(b)) for a, b in floor_products(shape)]
+        if side == "torch-matmuls":
+            import torch
+            torch.set_num_threads(THREADS)
+            operands = [(torch.tensor(a), torch.tensor(b)) for a, b in operands]
+
+        def make():
+            return operands
+
+        def step(pairs):
+            for a, b in pairs:
+                a @ b
+    elif side == "torch":
+        import torch
+        torch.set_num_threads(THREADS)
+        weights = [p.value for p in our_block(our_package(SOURCE), shape).parameters()]
+        build = torch_block_class()
+        upstream_t = torch.tensor(upstream)
+
+        def make():
+            return build(weights, SHAPES[shape][3], SHAPES[shape][1])
+
+        def step(model):
+            torch_step(torch, model, x_value, upstream_t)
+
+        def zero_grad(model):
+            model.zero_grad()
+    else:
+        lib = our_package(source)
+
+        def make():
+            return our_block(lib, shape)
+
+        def step(block):
+            our_step(lib, block, x_value, upstream)
+
+        def zero_grad(block):
+            block.parameters().zero_grad()
+
+    model = make()
+    times, faults = [], []
+    for call in range(calls + 2):  # two warm-up calls
+        if case == "fresh":
+            model = make()
+        elif case == "zero_grad":
+            zero_grad(model)
+        gc.collect()
+        gc.disable()
+        before_faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
+        step(model)
+        elapsed, after_faults = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        gc.enable()
+        if call >= 2:
+            times.append(elapsed)
+            faults.append(after_faults - before_faults)
+    return {"times": times, "faults": faults, "numpy": np.__version__}
+
+
+# --- the driver -----------------------------------------------------------------------------------------------
+
+def run_worker(arguments: list[str], env: dict) -> dict:
+    result = subprocess.run([sys.executable, os.path.abspath(__file__), *arguments], env=env,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"worker {' '.join(arguments)} failed:\n{result.stderr}")
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per measurement (best is kept)")
-    parser.add_argument("--src", default=DEFAULT_SOURCE,
-                        help="directory that holds the llm_from_scratch package to benchmark (default: ../src)")
+    parser.add_argument("--rounds", type=int, default=5, help="processes per side and case (default 5)")
+    parser.add_argument("--calls", type=int, default=10, help="timed calls per process after 2 warm-up calls")
+    parser.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {', '.join(SHAPES)}")
+    parser.add_argument("--src", default=SOURCE, help="the directory holding the llm_from_scratch to time")
+    parser.add_argument("--compare", metavar="SRC", help="also time the llm_from_scratch in SRC, as side 'other'")
+    parser.add_argument("--floors", action="store_true", help="also time the matrix products alone, each side")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for every worker (repeatable)")
+    parser.add_argument("--worker", nargs=3, metavar=("SIDE", "CASE", "SHAPE"), help=argparse.SUPPRESS)
+    parser.add_argument("--check", metavar="SHAPE", help=argparse.SUPPRESS)
     arguments = parser.parse_args()
+
+    if arguments.check:
+        print(json.dumps(check(arguments.check, arguments.src)))
+        return 0
+    if arguments.worker:
+        side, case, shape = arguments.worker
+        source = arguments.compare if side == "other" else arguments.src
+        print(json.dumps(time_calls(side, case, shape, source, arguments.calls)))
+        return 0
+
     try:
         import torch
     except ImportError:
@@ -314,20 +277,62 @@ def main() -> int:
               "    .venv/bin/pip install -r requirements-bench.txt\n"
               "and run this script again.")
         return 0
-    threads = numpy_blas_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    import llm_from_scratch
+    env = dict(os.environ, OPENBLAS_NUM_THREADS=str(THREADS), OMP_NUM_THREADS=str(THREADS),
+               MKL_NUM_THREADS=str(THREADS), PYTHONHASHSEED="0")
+    env.update(item.split("=", 1) for item in arguments.env)
+    sides = ["ours", "torch"] + (["other"] * bool(arguments.compare))
+    shapes = arguments.shapes.split(",")
+    common = ["--src", arguments.src, "--calls", str(arguments.calls)]
+    common += ["--compare", arguments.compare] if arguments.compare else []
 
-    print(f"package: {os.path.dirname(os.path.abspath(llm_from_scratch.__file__))}")
-    print(f"python {platform.python_version()}, numpy {np.__version__}, torch {torch.__version__}, "
-          f"{os.cpu_count()} CPUs")
-    print(f"threads: NumPy (OpenBLAS) {threads if threads is not None else 'unknown'}, "
-          f"torch.set_num_threads -> {torch.get_num_threads()}")
-    print(f"best of {arguments.repeats} interleaved runs after one warm-up; float64 everywhere; "
-          f"load average {os.getloadavg()[0]:.2f}")
-    for shape in SHAPES:
-        bench(shape, torch, arguments.repeats)
+    load_before = os.getloadavg()
+    print(f"python {platform.python_version()}, torch {torch.__version__}, {os.cpu_count()} CPUs, "
+          f"{THREADS} threads a side (OpenBLAS / torch.set_num_threads), float64")
+    print(f"ours: {os.path.abspath(arguments.src)}" + (f"; other: {os.path.abspath(arguments.compare)}"
+                                                        if arguments.compare else ""))
+    print(f"worker environment: {' '.join(arguments.env) or 'unchanged'}")
+    print(f"load average at start: {load_before[0]:.2f} {load_before[1]:.2f} {load_before[2]:.2f}")
+    for shape in shapes:
+        errors = run_worker(["--check", shape, "--src", arguments.src], env)
+        worst = max(errors, key=errors.get)
+        print(f"{describe(shape)}: max |ours - torch| / max(1, |torch|) = {errors[worst]:.1e} over the output "
+              f"and {len(errors) - 1} gradients (worst: {worst})")
+        if errors[worst] > TOLERANCE:
+            raise SystemExit(f"ours and the torch twin disagree beyond {TOLERANCE}: {errors}")
+
+    floors = ["numpy-matmuls", "torch-matmuls"] if arguments.floors else []
+    runs = [(shape, case) for shape in shapes for case in CASES] + [(shape, "floor") for shape in shapes] * bool(floors)
+    results = {}
+    for round_ in range(arguments.rounds):
+        for shape, case in runs:
+            order = floors if case == "floor" else sides
+            for side in (order if round_ % 2 == 0 else order[::-1]):
+                report = run_worker(["--worker", side, case, shape, *common], env)
+                results.setdefault((shape, case, side), []).append(report)
+    load_after = os.getloadavg()
+
+    def summary(shape, case, side):
+        reports = results[(shape, case, side)]
+        return (min(min(r["times"]) for r in reports),
+                statistics.median(statistics.median(r["times"]) for r in reports),
+                statistics.median(f for r in reports for f in r["faults"]))
+
+    print(f"\n{arguments.rounds} processes a side and case, {arguments.calls} timed calls each; ms per forward + "
+          "backward: best call / median of the processes' medians; faults: minor page faults per call (median)")
+    print(f"{'shape':<36} {'case':<9}" + "".join(f" {side + ' ms':>16} {'faults':>6}" for side in sides)
+          + "".join(f" {side + '/torch':>13}" for side in sides if side != "torch"))
+    for shape, case in runs:
+        order = floors if case == "floor" else sides
+        numbers = {side: summary(shape, case, side) for side in order}
+        line = f"{describe(shape):<36} {case:<9}" + "".join(
+            f" {best * 1e3:7.1f} /{median * 1e3:7.1f} {faults:6.0f}" for best, median, faults in numbers.values())
+        reference = numbers[order[1]]
+        for side in order:
+            if side != order[1]:
+                line += f" {numbers[side][0] / reference[0]:5.2f} /{numbers[side][1] / reference[1]:5.2f}"
+        print(line + (f"   ({' / '.join(order)})" if case == "floor" else ""))
+    print(f"ratios: best / median; load average at the end: {load_after[0]:.2f} {load_after[1]:.2f} "
+          f"{load_after[2]:.2f}")
     return 0
 
 

@@ -13,3 +13,21 @@ def attention30():
 @pytest.fixture
 def block31():
     return build_chapter31_block()
+
+
+# The longest modules start first (the Makefile runs pytest-xdist with
+# --dist loadscope --no-loadscope-reorder, so modules go to the workers in
+# this order): JupyterLab and the habit kernels need no built book, so they run
+# while `make test` builds it beside them; the downloaded course (a fresh venv,
+# then nbval in it) comes as soon as the book is there; the short modules fill in.
+SLOW_FIRST = ("test_jupyterlab.py", "test_notebook_habits.py",
+              "test_course_download.py", "ch31-decoder-block.ipynb",
+              "ch30-multi-head-attention.ipynb", "test_exercises.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = item.path.name
+        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
+
+    items.sort(key=rank)  # stable: the order inside each module stays

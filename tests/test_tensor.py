@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from llm_from_scratch import Parameter, Tensor, TensorError
+from llm_from_scratch import Parameter, ParameterList, Tensor, TensorError
 from llm_from_scratch import tensor as T
 
 RNG = np.random.default_rng(0)
@@ -202,3 +202,15 @@ def test_backward_upstream_must_match_output_shape():
     x = Tensor(np.ones((2, 3)), requires_grad=True)
     with pytest.raises(TensorError, match=r"upstream shape must equal output shape \[2, 3\], got \[3, 2\]"):
         T.scale(x, 1.0).backward(np.ones((3, 2)))
+
+
+def test_zero_grad_forgets_a_gradient_and_the_next_backward_makes_a_new_array():
+    w = Parameter("w", np.ones(3))
+    (w * w).backward()                                            # d(w^2)/dw = 2w
+    old = w.grad
+    ParameterList([w]).zero_grad()
+    assert w.grad is None
+    (w * Tensor(np.full(3, 5.0))).backward()
+    assert w.grad is not old
+    np.testing.assert_array_equal(old, [2.0, 2.0, 2.0])          # the old array is left as it was
+    np.testing.assert_array_equal(w.grad, [5.0, 5.0, 5.0])

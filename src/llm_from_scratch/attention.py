@@ -10,12 +10,12 @@ from dataclasses import dataclass
 from functools import partial
 
 from .causal import causal_scaled_dot_product_self_attention
-from .checks import (check_name, check_parameter, check_sequence,
-                     check_size, checked, positive_int)
+from .checks import (check_parameter, check_sequence, check_size,
+                     checked, positive_int)
 from .errors import MultiHeadAttentionError, chained
 from .heads import merge_heads, split_heads
-from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, check_generator, uniform_weight
+from .parameter import Layer, Parameter
+from .rng import SplitMix64, drawing, uniform_weight
 from .rope import RotaryEmbedding
 from .tensor import Tensor
 
@@ -74,7 +74,7 @@ class MultiHeadAttentionForward:
     output: Tensor                 # [B, T, d_model]
 
 
-class MultiHeadAttention:
+class MultiHeadAttention(Layer):
     """Q/K/V at full width, per-head RoPE and causal softmax, ``W_O``."""
 
     def __init__(self, query_weight, key_weight, value_weight,
@@ -83,42 +83,27 @@ class MultiHeadAttention:
         weights = (query_weight, key_weight, value_weight, output_weight)
         self.model_width = check_weights(weights)
         self.head_width = check_configuration(self.model_width, heads)
+        self.w_q, self.w_k, self.w_v, self.w_o = weights
         with chained(MultiHeadAttentionError, "multi-head parameters"):
-            ParameterList(weights)  # every name once
+            self.parameters()  # every name once
         with chained(MultiHeadAttentionError,
                      "multi-head RoPE configuration"):
             self.rope = RotaryEmbedding(self.head_width, max_positions,
                                         rope_base)
-        self.w_q, self.w_k, self.w_v, self.w_o = weights
-        self.heads = int(heads)
-
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
+        self.heads, self.max_positions = int(heads), self.rope.max_positions
 
     @classmethod
     def new(cls, prefix: str, model_width: int, heads: int,
             max_positions: int, rope_base: float, rng: SplitMix64):
-        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order from a copy
-        of ``rng``; ``rng`` moves on only when the layer is built."""
-        error = MultiHeadAttentionError
+        """Fresh ``W_Q, W_K, W_V, W_O``, drawn in this order."""
         check_configuration(model_width, heads)
-        d = int(model_width)
+        d, error = int(model_width), MultiHeadAttentionError
         check_size(d * d, "multi-head weight", error)
-        check_name(prefix, "multi-head name prefix", error)
-        check_generator(rng, "multi-head init", error)
-        trial = SplitMix64(rng.state)
-        weights = [Parameter(f"{prefix}.{role}.weight",
-                             uniform_weight(trial, d, d)) for role in ROLES]
-        layer = cls(*weights, heads, max_positions, rope_base)
-        rng.state = trial.state
-        return layer
-
-    @property
-    def max_positions(self) -> int:
-        return self.rope.max_positions
-
-    def parameters(self) -> ParameterList:
-        """``W_Q, W_K, W_V, W_O``, named ``<prefix>.query.weight`` etc."""
-        return ParameterList([self.w_q, self.w_k, self.w_v, self.w_o])
+        with drawing(rng, prefix, "multi-head", error) as trial:
+            weights = [Parameter(f"{prefix}.{role}.weight",
+                                 uniform_weight(trial, d, d))
+                       for role in ROLES]
+            return cls(*weights, heads, max_positions, rope_base)
 
     @checked(check_input, MultiHeadAttentionError, "multi-head")
     def forward(self, x: Tensor,

@@ -13,11 +13,11 @@ from functools import partial
 from typing import ClassVar
 
 from .attention import MultiHeadAttention, MultiHeadAttentionForward
-from .checks import check_name, check_sequence, checked
+from .checks import check_sequence, checked
 from .errors import DecoderBlockError, chained
-from .parameter import ParameterList
+from .parameter import Layer
 from .rmsnorm import RmsNorm
-from .rng import SplitMix64, check_generator
+from .rng import SplitMix64, drawing
 from .swiglu import SwiGlu, SwiGluForward
 from .tensor import Tensor
 
@@ -47,10 +47,13 @@ class DecoderBlockForward:
     output: Tensor                        # y = x' + F           [B, T, d]
 
 
-class DecoderBlock:
+class DecoderBlock(Layer):
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
-    KINDS = (RmsNorm, MultiHeadAttention, RmsNorm, SwiGlu)
+    KINDS: ClassVar = {"attention norm": RmsNorm,  # the parts in order
+                       "attention": MultiHeadAttention,
+                       "feed-forward norm": RmsNorm,
+                       "feed-forward": SwiGlu}
     ROLES: ClassVar = {  # the parts as error messages name them
         "attention_norm": "attention RMSNorm",
         "attention": "causal multi-head attention",
@@ -60,11 +63,9 @@ class DecoderBlock:
     def __init__(self, attention_norm: RmsNorm,
                  attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
                  feed_forward: SwiGlu) -> None:
-        """The block from four built parts whose widths agree."""
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
-        for role, part, kind in zip(("attention norm", "attention",
-                                     "feed-forward norm", "feed-forward"),
-                                    parts, self.KINDS, strict=True):
+        for (role, kind), part in zip(self.KINDS.items(), parts,
+                                      strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
                     f"{STAGE} {role} must be a {kind.__name__}, "
@@ -78,10 +79,9 @@ class DecoderBlock:
             if width != d:
                 raise DecoderBlockError(
                     f"{STAGE} {component} width must be {d}, got {width}")
-        self.attention_norm, self.attention = attention_norm, attention
-        self.feed_forward_norm = feed_forward_norm
-        self.feed_forward = feed_forward
-        self.model_width = d
+        (self.attention_norm, self.attention, self.feed_forward_norm,
+         self.feed_forward) = parts
+        self.model_width, self.max_positions = d, attention.max_positions
         with chained(DecoderBlockError, f"{STAGE} parameters"):
             self.parameters()  # every name once
 
@@ -90,45 +90,27 @@ class DecoderBlock:
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
-        down, drawn from a copy of ``rng``, which takes the copy's state
-        only once every part is built: a failure leaves it untouched."""
+        down, drawn in this order (``rng.drawing``)."""
         if not isinstance(config, DecoderBlockConfig):
             raise DecoderBlockError(f"{STAGE} config must be a "
                                     "DecoderBlockConfig, "
                                     f"got {type(config).__name__}")
-        check_name(prefix, f"{STAGE} name prefix", DecoderBlockError)
-        check_generator(rng, f"{STAGE} init", DecoderBlockError)
-        trial = SplitMix64(rng.state)
-        d, eps, roles = config.model_width, config.rms_epsilon, cls.ROLES
-        with chained(DecoderBlockError, roles["attention_norm"]):
-            attention_norm = RmsNorm.new(f"{prefix}.attention_norm.gain",
-                                         d, eps)
-        with chained(DecoderBlockError, roles["attention"]):
-            attention = MultiHeadAttention.new(
-                f"{prefix}.attention", d, config.heads,
-                config.max_positions, config.rope_base, trial)
-        with chained(DecoderBlockError, roles["feed_forward_norm"]):
-            feed_forward_norm = RmsNorm.new(f"{prefix}.ffn_norm.gain",
-                                            d, eps)
-        with chained(DecoderBlockError, roles["feed_forward"]):
-            feed_forward = SwiGlu.new(f"{prefix}.ffn", d,
-                                      config.feed_forward_width, d, trial)
-        block = cls(attention_norm, attention, feed_forward_norm,
-                    feed_forward)
-        rng.state = trial.state
-        return block
-
-    @property
-    def max_positions(self) -> int:
-        return self.attention.max_positions
-
-    def parameters(self) -> ParameterList:
-        """attention_norm.gain, attention Q/K/V/O, ffn_norm.gain, ffn
-        gate/up/down."""
-        return ParameterList([*self.attention_norm.parameters(),
-                              *self.attention.parameters(),
-                              *self.feed_forward_norm.parameters(),
-                              *self.feed_forward.parameters()])
+        c, d = config, config.model_width
+        with drawing(rng, prefix, STAGE, DecoderBlockError) as trial:
+            recipes = (  # each part's constructor and its arguments
+                (RmsNorm.new, f"{prefix}.attention_norm.gain", d,
+                 c.rms_epsilon),
+                (MultiHeadAttention.new, f"{prefix}.attention", d, c.heads,
+                 c.max_positions, c.rope_base, trial),
+                (RmsNorm.new, f"{prefix}.ffn_norm.gain", d, c.rms_epsilon),
+                (SwiGlu.new, f"{prefix}.ffn", d, c.feed_forward_width, d,
+                 trial))
+            parts = []
+            for role, (new, *arguments) in zip(cls.ROLES.values(), recipes,
+                                               strict=True):
+                with chained(DecoderBlockError, role):
+                    parts.append(new(*arguments))
+            return cls(*parts)
 
     def parameter_count(self) -> int:
         return self.parameters().count()
@@ -139,8 +121,8 @@ class DecoderBlock:
         """``x: [B, T, d_model]`` -> every stage of both residual paths."""
         n_a = self.attention_norm.forward(x)              # RMSNorm_a(x)
         a = self.attention.forward(n_a, position_offset)  # MHA(N_a), stages
-        h = x + a.output                                  # x' = x + A
-        n_f = self.feed_forward_norm.forward(h)           # RMSNorm_f(x')
+        x1 = x + a.output                                 # x' = x + A
+        n_f = self.feed_forward_norm.forward(x1)          # RMSNorm_f(x')
         f = self.feed_forward.forward(n_f)                # SwiGLU(N_f)
-        y = h + f.output                                  # y = x' + F
-        return DecoderBlockForward(n_a, a, h, n_f, f, y)
+        y = x1 + f.output                                 # y = x' + F
+        return DecoderBlockForward(n_a, a, x1, n_f, f, y)

@@ -59,7 +59,6 @@ def shown(value):
 
 
 def positive_int(value, role, error):
-    """``value`` as an ``int`` if it is a positive integer."""
     if not is_int(value) or int(value) <= 0:
         raise error(f"{role} must be a positive integer, "
                     f"got {shown(value)}")
@@ -74,7 +73,6 @@ def check_size(count, what, error):
 
 
 def finite_number(value, role, error, *, zero_allowed=False):
-    """``value`` as a ``float`` if it is finite and positive (or 0)."""
     number = math.nan
     if isinstance(value, (numbers.Real, decimal.Decimal)) and (
             type(value) is not bool):
@@ -94,7 +92,6 @@ def check_name(name, role, error):
 
 
 def check_parameter(value, role, rank, error):
-    """A ``Parameter`` of the given rank with no empty axis."""
     if not isinstance(value, Parameter):
         raise error(f"{role} must be a Parameter, "
                     f"got {type(value).__name__}")
@@ -103,17 +100,26 @@ def check_parameter(value, role, rank, error):
                     f"got rank {value.ndim} with shape {list(value.shape)}")
 
 
-def check_tensor(x, role, error, width=None, expected=""):
-    """A ``Tensor`` whose tape was not released (``[..., width]``)."""
+LAYOUTS = {3: "three [batch, tokens, model_width]",
+           4: "four [batch, heads, tokens, head_width]"}
+
+
+def check_tensor(x, role, error, width=None, expected="", rank=None,
+                 live=True):
+    """A ``Tensor`` of ``rank`` (``LAYOUTS``) or ``[..., width]`` if given,
+    whose tape was not released (unless ``live`` is False)."""
     if not isinstance(x, Tensor):
         raise error(f"{role} must be a Tensor, got {type(x).__name__}; "
                     "wrap arrays as Tensor(array)")
-    if x.released:
-        raise error(f"{role} tensor of shape {list(x.shape)} belongs "
-                    "to a released tape")
+    if rank is not None and x.ndim != rank:
+        raise error(f"{role} must have rank {LAYOUTS[rank]}, "
+                    f"got rank {x.ndim}")
     if width is not None and (x.ndim == 0 or x.shape[-1] != width):
         raise error(f"{role} final width must equal {expected} {width}, "
                     f"got {x.shape[-1] if x.ndim else 'a scalar'}")
+    if live and x.released:
+        raise error(f"{role} tensor of shape {list(x.shape)} belongs "
+                    "to a released tape")
 
 
 def check_positions(offset, tokens, capacity, stage, error):
@@ -131,17 +137,12 @@ def check_sequence(layer, x, position_offset=0, *, stage, error):
     """A live ``[B, T, d_model]`` Tensor at positions offset .. offset+T-1,
     checked in the chapter's order: rank, width, tokens, positions, and
     then the tape, so a bad interval is reported for a released input."""
-    if not isinstance(x, Tensor):
-        check_tensor(x, f"{stage} input", error)
-    if x.ndim != 3:
-        raise error(f"{stage} input must have rank three "
-                    f"[batch, tokens, model_width], got rank {x.ndim}")
-    if x.shape[2] != layer.model_width:
-        raise error(f"{stage} input final width must equal model width "
-                    f"{layer.model_width}, got {x.shape[2]}")
+    role = f"{stage} input"
+    check_tensor(x, role, error, layer.model_width, "model width", rank=3,
+                 live=False)
     if x.shape[1] == 0:
-        raise error(f"{stage} input needs at least one token so every "
-                    "causal row has a key")
+        raise error(f"{role} needs at least one token so every causal row "
+                    "has a key")
     check_positions(position_offset, x.shape[1], layer.max_positions,
                     stage, error)
-    check_tensor(x, f"{stage} input", error)
+    check_tensor(x, role, error)

@@ -1,9 +1,7 @@
 """Typed errors: one base class for the package, one class per component.
 
 A message names what was wrong and the values received, e.g.
-``multi-head input final width must equal model width 4, got 5``. A layer
-built from other components re-raises their errors with its own prefix
-and keeps the original as the cause (``chained``, ``checks.checked``).
+``multi-head input final width must equal model width 4, got 5``.
 """
 
 from contextlib import contextmanager

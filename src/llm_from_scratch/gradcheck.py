@@ -22,9 +22,7 @@ class TensorCheck:
     name: str
     coordinates: int
     max_abs_error: float  # a NaN difference counts as infinite
-    worst_index: tuple[int, ...]
-    analytic: float  # at the worst coordinate
-    numeric: float   # at the worst coordinate
+    worst: str            # the worst coordinate and both values there
 
 
 @dataclass(frozen=True)
@@ -47,12 +45,10 @@ class GradcheckReport:
                  f"tolerance={self.tolerance:.0e} coordinates={self.total} "
                  f"passed={str(self.passed).lower()}"]
         for c in self.checks:
+            failed = not c.max_abs_error <= self.tolerance
             lines.append(f"  {c.name:<{width}}  n={c.coordinates:<4d} "
-                         f"max|analytic-numeric|={c.max_abs_error:.3e}")
-            if not c.max_abs_error <= self.tolerance:
-                lines[-1] += (f"  FAILED at {list(c.worst_index)}: "
-                              f"analytic={c.analytic:.9f} "
-                              f"numeric={c.numeric:.9f}")
+                         f"max|analytic-numeric|={c.max_abs_error:.3e}"
+                         + f"  FAILED at {c.worst}" * failed)
         return "\n".join(lines)
 
     __repr__ = __str__
@@ -91,11 +87,7 @@ def gradcheck(forward, x, parameters, upstream, *, delta=1e-6,
     parameters.zero_grad()
     x_tensor = Tensor(x, requires_grad=True)
     output = run(x_tensor)
-    if output.shape != seed.shape:
-        raise GradcheckError("gradcheck upstream shape must equal output "
-                             f"shape {list(output.shape)}, "
-                             f"got {list(seed.shape)}")
-    with chained(GradcheckError, "gradcheck backward"):
+    with chained(GradcheckError, "gradcheck backward"):  # and its shape
         output.backward(seed)
     try:
         with np.errstate(**STRICT):
@@ -126,8 +118,8 @@ def _compare(name, analytic, values, loss, delta) -> TensorCheck:
         values[index] = original
     errors = np.nan_to_num(np.abs(analytic - numeric), nan=np.inf)
     if errors.size == 0:
-        return TensorCheck(name, 0, 0.0, (), 0.0, 0.0)
-    worst = np.unravel_index(np.argmax(errors), errors.shape)
-    return TensorCheck(name, errors.size, float(errors[worst]),
-                       tuple(int(i) for i in worst),
-                       float(analytic[worst]), float(numeric[worst]))
+        return TensorCheck(name, 0, 0.0, "")
+    i = np.unravel_index(np.argmax(errors), errors.shape)
+    return TensorCheck(name, errors.size, float(errors[i]),
+                       f"{[int(k) for k in i]}: analytic={analytic[i]:.9f}"
+                       f" numeric={numeric[i]:.9f}")

@@ -9,11 +9,7 @@ from .tensor import Tensor, reshape, transpose
 
 
 def check_split(x, heads):
-    check_tensor(x, "head split input", HeadLayoutError)
-    if x.ndim != 3:
-        raise HeadLayoutError("head split input must have rank three "
-                              "[batch, tokens, model_width], "
-                              f"got rank {x.ndim}")
+    check_tensor(x, "head split input", HeadLayoutError, rank=3)
     h = positive_int(heads, "head count", HeadLayoutError)
     if x.shape[2] % h:
         raise HeadLayoutError(f"model width {x.shape[2]} must be divisible "
@@ -24,11 +20,7 @@ def check_split(x, heads):
 
 
 def check_merge(x):
-    check_tensor(x, "head merge input", HeadLayoutError)
-    if x.ndim != 4:
-        raise HeadLayoutError("head merge input must have rank four "
-                              "[batch, heads, tokens, head_width], "
-                              f"got rank {x.ndim}")
+    check_tensor(x, "head merge input", HeadLayoutError, rank=4)
     if 0 in x.shape[1::2]:
         raise HeadLayoutError("head count and head width must be nonzero, "
                               f"got shape {list(x.shape)}")

@@ -1,4 +1,5 @@
-"""Named trainable tensors, and tuples of them with distinct names."""
+"""Named trainable tensors, tuples of them with distinct names, and the
+layers that hold them."""
 
 from collections.abc import Iterable
 
@@ -51,5 +52,25 @@ class ParameterList(tuple):
         return sum(p.value.size for p in self)
 
     def zero_grad(self) -> None:
+        """Every ``grad`` to None; the old arrays are freed only once the
+        next ``backward`` has made new ones: freed first, they let glibc
+        trim the heap, and the next step faults all its pages in again."""
         for parameter in self:
-            parameter.grad = None
+            parameter.spent_grad, parameter.grad = parameter.grad, None
+
+
+class Layer:
+    """Its parameters are found as ``torch.nn.Module`` finds them: each
+    ``Parameter`` attribute and each part's parameters, in the order set."""
+
+    def parameters(self) -> ParameterList:
+        found = []
+        for value in vars(self).values():
+            if isinstance(value, Layer):
+                found.extend(value.parameters())
+            elif isinstance(value, Parameter):
+                found.append(value)
+        return ParameterList(found)
+
+    # the chapters' name for the constructor, which checks its arguments
+    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))

@@ -5,7 +5,7 @@ import numpy as np
 from .checks import (check_name, check_parameter, check_size,
                      check_tensor, checked, finite_number, positive_int)
 from .errors import RmsNormError
-from .parameter import Parameter, ParameterList
+from .parameter import Layer, Parameter
 from .tensor import Tensor, rms_norm
 
 
@@ -22,7 +22,7 @@ def check_input(norm, x):
                            f"whose mean square is 0, got {zero} such rows")
 
 
-class RmsNorm:
+class RmsNorm(Layer):
     """Each row scaled to unit root mean square, then by ``gain: [d]``;
     ``epsilon = 0`` is allowed (the chapter's worked example)."""
 
@@ -30,8 +30,7 @@ class RmsNorm:
         check_parameter(gain, "RMSNorm gain", 1, RmsNormError)
         self.gain, self.epsilon = gain, finite_number(
             epsilon, "RMSNorm epsilon", RmsNormError, zero_allowed=True)
-
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
+        self.feature_width = gain.shape[0]
 
     @classmethod
     def new(cls, name: str, feature_width: int, epsilon: float = 1e-5):
@@ -41,13 +40,6 @@ class RmsNorm:
         check_size(width, "RMSNorm gain", RmsNormError)
         check_name(name, "RMSNorm gain name", RmsNormError)
         return cls(Parameter(name, np.ones(width)), epsilon)
-
-    @property
-    def feature_width(self) -> int:
-        return self.gain.shape[0]
-
-    def parameters(self) -> ParameterList:
-        return ParameterList([self.gain])
 
     @checked(check_input, RmsNormError, "RMSNorm")
     def forward(self, x: Tensor) -> Tensor:

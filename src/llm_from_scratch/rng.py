@@ -5,9 +5,11 @@ sum, so draw ``k`` depends only on the starting state and ``k``: ``n``
 draws are one vectorised computation over ``state + k * GAMMA``.
 """
 
+from contextlib import contextmanager
+
 import numpy as np
 
-from .checks import MAX_SIZE, is_int, positive_int, shown
+from .checks import MAX_SIZE, check_name, is_int, positive_int, shown
 from .errors import InitializationError
 
 GAMMA = 0x9E3779B97F4A7C15
@@ -24,7 +26,6 @@ class SplitMix64:
         self.state = int(seed)
 
     def next_u64(self, count: int) -> np.ndarray:
-        """The next ``count`` outputs as ``uint64``."""
         if not is_int(count) or not 0 <= int(count) <= MAX_SIZE:
             raise InitializationError(
                 "SplitMix64 draw count must be an integer in "
@@ -45,11 +46,17 @@ class SplitMix64:
         return f"SplitMix64(state={self.state:#018x})"
 
 
-def check_generator(rng, stage, error):
-    """``rng`` must be a ``SplitMix64`` (the seeded draws depend on it)."""
+@contextmanager
+def drawing(rng, prefix, stage, error):
+    """A copy of ``rng`` to draw a layer's weights from; ``rng`` takes its
+    state only if the ``with`` body succeeds: a failure leaves it as is."""
+    check_name(prefix, f"{stage} name prefix", error)
     if not isinstance(rng, SplitMix64):
-        raise error(f"{stage} needs a SplitMix64 generator, "
+        raise error(f"{stage} init needs a SplitMix64 generator, "
                     f"got {type(rng).__name__}")
+    trial = SplitMix64(rng.state)
+    yield trial
+    rng.state = trial.state
 
 
 def uniform_weight(rng, fan_in, fan_out):

@@ -5,8 +5,6 @@ cos/sin tables for positions ``0 .. max_positions-1`` are built once;
 ``rotate`` reads the rows of the interval ``[offset, offset + T)``.
 """
 
-import math
-
 import numpy as np
 
 from .checks import (check_positions, check_size, check_tensor, checked,
@@ -29,8 +27,6 @@ class RotaryEmbedding:
 
     def __init__(self, head_width: int, max_positions: int,
                  rope_base: float) -> None:
-        """Tables for positions ``0 .. max_positions-1``, after checking
-        an even head width, their size and that the angles are finite."""
         d_h = positive_int(head_width, "RoPE head width", RopeError)
         if d_h % 2:
             raise RopeError(f"RoPE head width must be even, got {d_h}")
@@ -38,18 +34,15 @@ class RotaryEmbedding:
                                 RopeError)
         check_size(capacity * d_h // 2, "RoPE table", RopeError)
         base = finite_number(rope_base, "RoPE base", RopeError)
-        try:  # pair d_h/2 - 1 turns by base ** (-(d_h - 2) / d_h) a token
-            largest = (capacity - 1) * base ** (-(d_h - 2) / d_h)
-        except OverflowError:  # the fastest pair when base < 1
-            largest = math.inf
-        if not math.isfinite(largest):
+        with np.errstate(over="ignore", invalid="ignore"):  # base < 1
+            angles = np.outer(np.arange(capacity),  # [P, d_h/2]
+                              base ** (-2.0 * np.arange(d_h // 2) / d_h))
+        if not np.isfinite(angles).all():
             raise RopeError(f"RoPE angles must be finite, got overflow for "
                             f"base {rope_base!r} with head width {d_h} and "
                             f"max positions {capacity}")
         self.head_width, self.max_positions, self.rope_base = (
             d_h, capacity, base)
-        frequencies = base ** (-2.0 * np.arange(d_h // 2) / d_h)
-        angles = np.arange(capacity)[:, None] * frequencies  # [P, d_h/2]
         self.cos, self.sin = np.cos(angles), np.sin(angles)
 
     @checked(check_input, RopeError, "RoPE")

@@ -6,11 +6,11 @@ the same map for every token.
 
 from dataclasses import dataclass
 
-from .checks import (check_name, check_parameter, check_size,
-                     check_tensor, checked, positive_int)
+from .checks import (check_parameter, check_size, check_tensor, checked,
+                     positive_int)
 from .errors import SwiGluError, chained
-from .parameter import Parameter, ParameterList
-from .rng import SplitMix64, check_generator, uniform_weight
+from .parameter import Layer, Parameter
+from .rng import SplitMix64, drawing, uniform_weight
 from .tensor import Tensor, silu
 
 ROLES = ("gate", "up", "down")
@@ -30,7 +30,7 @@ class SwiGluForward:
     output: Tensor     # [..., d_out] hidden @ W_down
 
 
-class SwiGlu:
+class SwiGlu(Layer):
     """Weights gate, up ``[d_in, d_ff]`` and down ``[d_ff, d_out]``."""
 
     def __init__(self, gate_weight: Parameter, up_weight: Parameter,
@@ -45,44 +45,26 @@ class SwiGlu:
         if down[0] != gate[1]:
             raise SwiGluError("SwiGLU down input width must equal hidden "
                               f"width {gate[1]}, got {down[0]}")
-        with chained(SwiGluError, "SwiGLU parameters"):
-            ParameterList(weights)  # every name once
         self.w_gate, self.w_up, self.w_down = weights
-
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))
+        self.input_width, self.output_width = gate[0], down[1]
+        with chained(SwiGluError, "SwiGLU parameters"):
+            self.parameters()  # every name once
 
     @classmethod
     def new(cls, prefix: str, input_width: int, hidden_width: int,
             output_width: int, rng: SplitMix64):
-        """Fresh gate, up, down weights, drawn in this order from a copy
-        of ``rng``; ``rng`` moves on only when the layer is built."""
+        """Fresh gate, up, down weights, drawn in this order."""
         d_in, d_ff, d_out = (
             positive_int(width, f"SwiGLU {role} width", SwiGluError)
-            for role, width in (("input", input_width),
-                                ("hidden", hidden_width),
-                                ("output", output_width)))
+            for role, width in zip(("input", "hidden", "output"), (
+                input_width, hidden_width, output_width), strict=True))
         check_size(d_ff * max(d_in, d_out), "SwiGLU weight", SwiGluError)
-        check_name(prefix, "SwiGLU name prefix", SwiGluError)
-        check_generator(rng, "SwiGLU init", SwiGluError)
-        trial = SplitMix64(rng.state)
-        shapes = ((d_in, d_ff), (d_in, d_ff), (d_ff, d_out))
-        layer = cls(*(
-            Parameter(f"{prefix}.{role}.weight", uniform_weight(trial, *n))
-            for role, n in zip(ROLES, shapes, strict=True)))
-        rng.state = trial.state
-        return layer
-
-    @property
-    def input_width(self) -> int:
-        return self.w_gate.shape[0]
-
-    @property
-    def output_width(self) -> int:
-        return self.w_down.shape[1]
-
-    def parameters(self) -> ParameterList:
-        """``W_gate, W_up, W_down``, named ``<prefix>.gate.weight`` etc."""
-        return ParameterList([self.w_gate, self.w_up, self.w_down])
+        shapes = {"gate": (d_in, d_ff), "up": (d_in, d_ff),
+                  "down": (d_ff, d_out)}
+        with drawing(rng, prefix, "SwiGLU", SwiGluError) as trial:
+            return cls(*(Parameter(f"{prefix}.{role}.weight",
+                                   uniform_weight(trial, *shape))
+                         for role, shape in shapes.items()))
 
     @checked(check_input, SwiGluError, "SwiGLU")
     def forward(self, x: Tensor) -> SwiGluForward:

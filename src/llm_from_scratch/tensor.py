@@ -91,13 +91,8 @@ class Tensor:
         out.vjp = vjp if out.requires_grad else None
         return out
 
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.value.shape
-
-    @property
-    def ndim(self) -> int:
-        return self.value.ndim
+    shape = property(lambda self: self.value.shape)
+    ndim = property(lambda self: self.value.ndim)
 
     def __repr__(self) -> str:
         flags = ", requires_grad=True" * self.requires_grad
@@ -147,6 +142,7 @@ class Tensor:
                 continue
             if node.vjp is None:  # a leaf: accumulate
                 node.grad = g.copy() if node.grad is None else node.grad + g
+                node.spent_grad = None  # see ParameterList.zero_grad
                 continue
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
@@ -191,7 +187,6 @@ def mul(a: Tensor, b: Tensor) -> Tensor:
 
 @operation
 def scale(a: Tensor, factor: float) -> Tensor:
-    """``a * factor`` for a constant number."""
     return Tensor.result(a.value * factor, (a,), lambda g: (g * factor,))
 
 
@@ -238,9 +233,10 @@ def causal_softmax(scores: Tensor) -> Tensor:
     exactly 0; the diagonal is visible, so the row maximum is finite.
     """
     visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
-    masked = np.where(visible, scores.value, -np.inf)    # [..., T, T]
-    e = np.exp(masked - masked.max(axis=-1, keepdims=True))
-    p = e / e.sum(axis=-1, keepdims=True)                # [..., T, T]
+    p = np.where(visible, scores.value, -np.inf)         # [..., T, T]
+    p -= p.max(axis=-1, keepdims=True)                   # each row <= 0
+    np.exp(p, out=p)                      # in place: one [..., T, T] array
+    p /= p.sum(axis=-1, keepdims=True)                   # rows sum to 1
 
     def vjp(g):  # dS = P * (G - sum_j G P)
         return (p * (g - (g * p).sum(axis=-1, keepdims=True)),)
@@ -287,11 +283,8 @@ def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``, with ``sigmoid = (1 + tanh(x/2)) / 2``."""
     sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))  # never overflows
-
-    def vjp(g):  # d(x s)/dx = s (1 + x (1 - s))
-        return (g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),)
-
-    return Tensor.result(x.value * sigmoid, (x,), vjp)
+    return Tensor.result(x.value * sigmoid, (x,), lambda g: (
+        g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),))  # s(1+x(1-s))
 
 
 Tensor.__add__, Tensor.__mul__, Tensor.__matmul__ = add, mul, matmul

@@ -6,6 +6,8 @@ Without /usr/bin/chromium the browser tests are skipped, except on CI
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -21,24 +23,25 @@ from book_site import (
     page_path,
 )
 
-# The two modules that take longest (a fresh venv for the downloaded course,
-# JupyterLab running both chapters) start first, one on each worker: the
-# Makefile runs pytest-xdist with --dist loadscope --no-loadscope-reorder, so
-# modules go to the workers in this order and the short page modules fill in.
-SLOW_FIRST = ("test_course_download.py", "test_jupyterlab.py")
-
-
-def pytest_collection_modifyitems(items):
-    def rank(item):
-        name = item.path.name
-        return SLOW_FIRST.index(name) if name in SLOW_FIRST else len(SLOW_FIRST)
-
-    items.sort(key=rank)  # stable: the order inside each module stays
+BUILD_TIMEOUT_S = 900  # make html takes about 25 s
 
 
 @pytest.fixture(scope="session")
 def built_site() -> Path:
-    """The built HTML; a missing build fails (the tests must not pass vacuously)."""
+    """The built HTML; a missing build fails (the tests must not pass vacuously).
+
+    ``make test`` builds the book beside the tests and names in
+    ``BOOK_BUILD_STATUS`` the file where the build writes its exit status:
+    the tests that read the book wait for it."""
+    status = os.environ.get("BOOK_BUILD_STATUS")
+    if status:
+        deadline = time.monotonic() + BUILD_TIMEOUT_S
+        while not Path(status).is_file() or not Path(status).read_text().strip():
+            if time.monotonic() > deadline:
+                pytest.fail(f"the book build beside the tests did not finish in {BUILD_TIMEOUT_S} s")
+            time.sleep(0.5)
+        if Path(status).read_text().strip() != "0":
+            pytest.fail("the book build beside the tests failed: its log is _build/html-build.log")
     index = HTML_DIR / "index.html"
     if not index.is_file():
         pytest.fail(
@@ -46,6 +49,13 @@ def built_site() -> Path:
             "(the browser tests check the built HTML)."
         )
     return HTML_DIR
+
+
+@pytest.fixture(autouse=True)
+def _book_is_built(request):
+    """Every test here but JupyterLab's reads the built book: it waits for it."""
+    if request.path.name != "test_jupyterlab.py":
+        request.getfixturevalue("built_site")
 
 
 @pytest.fixture(scope="session")
