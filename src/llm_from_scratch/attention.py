@@ -79,7 +79,6 @@ class MultiHeadAttention(Layer):
 
     def __init__(self, query_weight, key_weight, value_weight,
                  output_weight, heads, max_positions, rope_base):
-        """The layer from four named ``[d_model, d_model]`` weights."""
         weights = (query_weight, key_weight, value_weight, output_weight)
         self.model_width = check_weights(weights)
         self.head_width = check_configuration(self.model_width, heads)

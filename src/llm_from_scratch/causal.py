@@ -17,8 +17,6 @@ from .tensor import Tensor, causal_softmax, scale, transpose
 
 @dataclass(frozen=True)
 class CausalAttention:
-    """The tensors of one causal attention call."""
-
     scores: Tensor   # [..., T, T] scaled, before the mask
     weights: Tensor  # [..., T, T] rows sum to 1, zero right of the diagonal
     output: Tensor   # [..., T, d]

@@ -86,7 +86,6 @@ def finite_number(value, role, error, *, zero_allowed=False):
 
 
 def check_name(name, role, error):
-    """A non-empty name or prefix such as ``block.attention``."""
     if not isinstance(name, str) or not name.strip():
         raise error(f"{role} must be a non-empty string, got {shown(name)}")
 

@@ -7,10 +7,7 @@ A message names what was wrong and the values received, e.g.
 from contextlib import contextmanager
 
 
-class LlmFromScratchError(Exception):
-    """Base class of every error this package raises on purpose."""
-
-
+class LlmFromScratchError(Exception): ...  # every error raised on purpose
 class TensorError(LlmFromScratchError): ...  # values, tape operations
 class ParameterError(LlmFromScratchError): ...  # names of parameters
 class InitializationError(LlmFromScratchError): ...  # SplitMix64 draws

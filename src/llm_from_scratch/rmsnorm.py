@@ -43,5 +43,4 @@ class RmsNorm(Layer):
 
     @checked(check_input, RmsNormError, "RMSNorm")
     def forward(self, x: Tensor) -> Tensor:
-        """``[..., d] -> [..., d]``."""
         return rms_norm(x, self.gain, self.epsilon)

@@ -68,7 +68,6 @@ class SwiGlu(Layer):
 
     @checked(check_input, SwiGluError, "SwiGLU")
     def forward(self, x: Tensor) -> SwiGluForward:
-        """``[..., d_in] -> [..., d_out]``."""
         gate = x @ self.w_gate          # [..., d_ff]
         up = x @ self.w_up              # [..., d_ff]
         activated = silu(gate)          # SiLU(x W_gate)

@@ -172,14 +172,12 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 @operation
 def add(a: Tensor, b: Tensor) -> Tensor:
-    """``a + b`` with NumPy broadcasting."""
     return Tensor.result(a.value + b.value, (a, b), lambda g: (
         unbroadcast(g, a.shape), unbroadcast(g, b.shape)))
 
 
 @operation
 def mul(a: Tensor, b: Tensor) -> Tensor:
-    """``a * b`` elementwise, with NumPy broadcasting."""
     return Tensor.result(a.value * b.value, (a, b), lambda g: (
         unbroadcast(g * b.value, a.shape),    # d(ab) = da b + a db
         unbroadcast(g * a.value, b.shape)))
@@ -212,7 +210,6 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
 
 @operation
 def reshape(a: Tensor, shape: tuple[int, ...]) -> Tensor:
-    """The same values in a new shape (row-major order)."""
     return Tensor.result(a.value.reshape(tuple(shape)), (a,),
                          lambda g: (g.reshape(a.shape),))
 
