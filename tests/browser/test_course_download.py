@@ -156,8 +156,8 @@ def course(course_zip, tmp_path_factory) -> Course:
     with zipfile.ZipFile(course_zip) as archive:
         archive.extractall(base)
     folder = base / FOLDER
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME") and not k.startswith("PIP_")}
+    env = {k: v for k, v in os.environ.items()  # nor a developer's pytest options (PYTEST_ADDOPTS)
+           if k not in ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "PYTEST_ADDOPTS") and not k.startswith("PIP_")}
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not p.startswith(str(REPO)))
     env["PIP_CONFIG_FILE"] = os.devnull  # no pip configuration file of this machine
     # The learner's venv and settings were there before the course.
