@@ -173,7 +173,7 @@ def test_head_split_writes_the_input_the_projection_and_each_head():
     numbers = [t for t in shown if t.replace("−", "").replace(".", "").isdigit()]
     assert numbers == two(x) + two(q) + two(q[:, :2]) + two(q[:, 2:])    # X, Q = X W_Q, head 0, head 1
     assert two(q[:, :2]) != two(x[:, :2])             # a random W_Q: head 0 is not a slice of X
-    for label in ("X: [1, 3, 4]", "$Q=XW_Q$: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[3, 2]", "p=0", "p=2"):
+    for label in ("X: [1, 3, 4]", "$Q=XW_Q$: [1, 3, 4]", "[1, 2, 3, 2]", "голова 1\n[1, 3, 2]", "p=0", "p=2"):
         assert label in shown
 
 

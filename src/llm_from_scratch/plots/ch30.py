@@ -354,7 +354,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
         cols = slice(head * head_width, (head + 1) * head_width)
         _grid(ax, q[:, cols], split_left, top_h, first_group=head)
         ax.text(split_left + head_width * CELL + 0.3, top_h - tokens / 2,
-                f"голова {head}\n[{tokens}, {head_width}]", ha="left", va="center", fontsize=SMALL)
+                f"голова {head}\n[1, {tokens}, {head_width}]", ha="left", va="center", fontsize=SMALL)
     bottom = top - tokens - (heads - 1) * head_step / 2
     ax.text(split_left + head_width * CELL / 2, bottom - 0.3,
             f"[1, {heads}, {tokens}, {head_width}]", ha="center", va="top", fontsize=FONT)
