@@ -177,6 +177,17 @@ def test_one_head_reaches_the_bound_and_does_one_job(runs):
     assert abs(lh.column_correlation(one.layer)) == pytest.approx(1.0, abs=1e-9)
 
 
+def test_the_figure_of_output_pairs_shows_a_line_for_one_head_and_the_targets_for_two(runs):
+    outputs, targets = lh.output_pairs(runs[1].layer)
+    _, all_targets = lh.held_out()
+    assert outputs.shape == targets.shape == (300, 2)
+    np.testing.assert_array_equal(targets, all_targets[:75].reshape(-1, 2))
+    spread = np.linalg.svd(outputs - outputs.mean(axis=0), compute_uv=False)
+    assert spread[1] <= 1e-6 * spread[0]                                # one head: on one line
+    two_outputs, _ = lh.output_pairs(runs[2].layer)
+    assert np.sqrt(np.mean((two_outputs - targets) ** 2)) < 0.1          # two heads: on their targets
+
+
 def test_the_twins_start_from_the_same_matrices(runs):
     assert runs[1].layer.parameters().count() == runs[2].layer.parameters().count() == 4 * D * D
     for a, b in zip(lh.random_layer(1).parameters(), lh.random_layer(2).parameters(), strict=True):

@@ -31,6 +31,9 @@ LOSSES = [("две головы", STEPS, np.geomspace(1.0, 1e-4, 11)), ("одн�
 PROBE_QUERY = MultiHeadAttention.new("probe", model_width=4, heads=2, max_positions=6, rope_base=100.0,
                                     rng=SplitMix64(30)).parameters()[0].value      # the chapter's random W_Q
 TABLES = np.tril(np.random.default_rng(0).uniform(size=(2, 3, 6, 6)))
+_Z = np.random.default_rng(1).standard_normal((40, 2))
+PAIRS = [("line", np.column_stack([_Z[:, 0], 0.1 + 0.2 * _Z[:, 0]]), _Z),  # one head: outputs on a line
+         ("cloud", _Z + 0.01, _Z)]                                          # two heads: on their targets
 
 
 def build(name: str) -> Figure:
@@ -38,6 +41,7 @@ def build(name: str) -> Figure:
     return {
         "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
         "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.49),
+        "output_pairs": lambda: plots30.output_pairs(PAIRS),
         "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
                                                       for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
@@ -55,7 +59,7 @@ def build(name: str) -> Figure:
     }[name]()
 
 
-NAMES = ["whole_layer", "learned_losses", "learned_maps",
+NAMES = ["whole_layer", "learned_losses", "output_pairs", "learned_maps",
          "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative",
          "output_mixing"]
 
@@ -133,6 +137,25 @@ def test_learned_losses_draws_the_held_out_losses_and_the_bound():
     assert lines[0].get_linestyle() != lines[1].get_linestyle()              # told apart without colour
     assert lines[0].get_marker() != lines[1].get_marker()
     assert ax.get_yscale() == "log"
+
+
+def test_output_pairs_draws_outputs_targets_and_the_line_of_collinear_outputs():
+    fig = build("output_pairs")
+    for ax, (title, outputs, targets) in zip(fig.axes, PAIRS, strict=True):
+        assert ax.get_title() == title
+        crosses, circles = ax.collections
+        np.testing.assert_array_equal(crosses.get_offsets(), targets)
+        np.testing.assert_array_equal(circles.get_offsets(), outputs)
+        lines = ax.get_lines()
+        if title == "line":                   # drawn through every output
+            (line,) = lines
+            (x0, y0), (x1, y1) = line.get_xydata()
+            distance = np.abs((x1 - x0) * (outputs[:, 1] - y0) - (y1 - y0) * (outputs[:, 0] - x0))
+            assert distance.max() / np.hypot(x1 - x0, y1 - y0) < 1e-9
+        else:                                 # outputs off one line: no line
+            assert lines == []
+    assert {c.get_label() for c in fig.axes[0].collections} == {"цель $(z_{m-1},\\,z_0)$",
+                                                                 "выход $(y_0,\\,y_4)$"}
 
 
 def test_learned_maps_draws_every_table_in_its_place():

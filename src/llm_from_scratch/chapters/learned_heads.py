@@ -163,6 +163,14 @@ def line_bound(targets: np.ndarray) -> float:
     return float(np.linalg.eigvalsh(np.cov(pairs.T, bias=True))[0] / 2)
 
 
+def output_pairs(layer: MultiHeadAttention, sequences: int = 75) -> tuple[np.ndarray, np.ndarray]:
+    """The predicted columns 0 and 4 and their targets ``(z_{m-1}, z_0)`` on the first
+    ``sequences`` held-out sequences, rows 2..5: two ``[4 * sequences, 2]`` arrays."""
+    x, targets = held_out()
+    y = layer.forward(Tensor(x[:sequences])).output.value[:, FIRST_ROW:, COLUMNS]
+    return y.reshape(-1, 2), targets[:sequences].reshape(-1, 2)
+
+
 def column_correlation(layer: MultiHeadAttention) -> float:
     """Correlation of the predicted columns 0 and 4 over the held-out rows 2..5.
 

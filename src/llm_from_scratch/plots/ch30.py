@@ -519,6 +519,36 @@ def learned_losses(runs: Sequence[tuple[str, np.ndarray, np.ndarray]], bound: fl
 
 
 @styled
+def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure:
+    """Each panel ``(title, outputs [N, 2], targets [N, 2])``: the layer's two predicted columns
+    ``(y_0, y_4)`` as circles, what they should be, ``(z_{m-1}, z_0)``, as grey crosses. Where the
+    circles lie on one line (one head: both columns are one number), the line is drawn dashed."""
+    fig = new_figure(height=3.3)
+    axes = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
+    for ax, (title, outputs, targets) in zip(axes, panels, strict=True):
+        outputs, targets = np.asarray(outputs, float), np.asarray(targets, float)
+        ax.scatter(targets[:, 0], targets[:, 1], marker="x", s=16, color="0.55", linewidths=0.8,
+                   label="цель $(z_{m-1},\\,z_0)$")
+        ax.scatter(outputs[:, 0], outputs[:, 1], marker="o", s=14, facecolors="none", edgecolors="black",
+                   linewidths=0.7, label="выход $(y_0,\\,y_4)$")
+        centre = outputs.mean(axis=0)
+        _, spread, directions = np.linalg.svd(outputs - centre, full_matrices=False)
+        if spread[1] <= 1e-6 * spread[0]:            # collinear: draw the line they lie on
+            reach = 1.2 * np.abs(targets - centre).max()
+            ends = centre + np.outer([-reach, reach], directions[0])
+            ax.plot(ends[:, 0], ends[:, 1], "--", color="black", linewidth=1.0)
+        ax.set_title(title)
+        ax.set_xlabel("$y_0$ и $z_{m-1}$")
+        ax.set_aspect("equal")
+    reach = 1.05 * max(np.abs(np.asarray(t, float)).max() for _, _, t in panels)
+    axes[0].set_xlim(-reach, reach)
+    axes[0].set_ylim(-reach, reach)
+    axes[0].set_ylabel("$y_4$ и $z_0$")
+    axes[0].legend(loc="upper left", fontsize=SMALL, frameon=True, framealpha=0.9)
+    return fig
+
+
+@styled
 def learned_maps(rows: Sequence[Sequence[tuple[str, np.ndarray]]], *, threshold: float = 0.005) -> Figure:
     """One row of ``[T, T]`` tables per layer: each panel a title and a table (e.g. the
     hand-set heads above, the trained ones below, columns in the same order of jobs)."""
