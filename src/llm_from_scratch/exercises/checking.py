@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..chapters.formatting import wrap
+from ..checks import is_int
 
 EDITION = os.environ.get("LLM_FROM_SCRATCH_EDITION", "ru")
 LIMIT = 3.0  # seconds for one call of a learner's function
@@ -165,7 +166,7 @@ class Questions(Exercise):
         extras = []
         for key, value in answer.items():
             bare = key.strip() if isinstance(key, str) else ""
-            normal = int(key) if numbered and _is_int(key) else word(key) if not numbered and bare else None
+            normal = int(key) if numbered and is_int(key) else word(key) if not numbered and bare else None
             if normal in keys:
                 given.setdefault(normal, []).append(value)
             else:   # a number written as a string is explained
@@ -190,13 +191,10 @@ class Questions(Exercise):
 def word(text: str) -> str:   # " N-a " -> "n_a"; Cyrillic letters that look Latin read as Latin
     return "_".join(text.translate(str.maketrans("АВСЕаес", "ABCEaec")).strip().lower().replace("-", " ").split())
 
-def _is_int(value: object) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
 def read_number(value: object, integer: bool = False) -> float:
     """A finite number (NumPy's too); with ``integer``, an integer, given as a float or not."""
     value = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
-    if integer and _is_int(value):
+    if integer and is_int(value):
         return int(value)
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
         quoted = isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit()
@@ -228,7 +226,7 @@ def read_shape(value: object) -> tuple[int, ...]:
 
 def read_int_set(value: object) -> frozenset[int]:
     """Numbers as a set, list, tuple, ``range`` or 1-D array; ``{}`` and a lone number are explained."""
-    if (isinstance(value, Mapping) and not value) or _is_int(value):
+    if (isinstance(value, Mapping) and not value) or is_int(value):
         raise Unreadable("empty_dict" if isinstance(value, Mapping) else "one_number", value=short(value))
     items = sorted(value, key=short) if isinstance(value, (set, frozenset)) else list(value) if isinstance(
         value, range) else read_list(value)
@@ -238,7 +236,7 @@ def read_option(value: object) -> int:
     """An option's number 1-4: ``2``, ``"2"`` and ``" 2) "`` read the same."""
     text = value.strip().strip("()[].'\" ") if isinstance(value, str) else ""
     value = int(text) if text.isdigit() else value
-    if not _is_int(value) or not 1 <= value <= 4:
+    if not is_int(value) or not 1 <= value <= 4:
         raise Unreadable("not_option", value=short(value))
     return int(value)
 
