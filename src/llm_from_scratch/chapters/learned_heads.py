@@ -100,27 +100,15 @@ def learn(heads: int, steps: int = STEPS, seed: int = SEED, learning_rate: float
     def model(x: np.ndarray) -> Tensor:
         return layer.forward(Tensor(x)).output
 
-    def batches_from(offset: int):
-        return lambda step: task_batch(offset + step, seed=seed)
+    checkpoints, held = [], []
 
-    ends = [*range(every, steps, every), steps] if every else [steps]
-    losses, checkpoints, held = [], [], []
-    start, diverged_at = 0, None
-    for end in ends:
-        if every:
-            checkpoints.append(start)
+    def checkpoint(step: int) -> None:
+        if every and (step % every == 0 or step == steps):
+            checkpoints.append(step)
             held.append(held_out_loss(layer))
-        part = fit(model, batches_from(start), adam, end - start, two_job_loss)
-        losses.append(part.losses)
-        if part.diverged:
-            diverged_at = start + part.diverged_at
-            break
-        start = end
-    else:
-        if every:
-            checkpoints.append(steps)
-            held.append(held_out_loss(layer))
-    run = TrainingRun(np.concatenate(losses), diverged_at)
+
+    checkpoint(0)
+    run = fit(model, lambda step: task_batch(step, seed=seed), adam, steps, two_job_loss, checkpoint)
     return Learned(heads, layer, run, np.array(checkpoints, int), np.array(held))
 
 

@@ -42,17 +42,20 @@ class TrainingRun:
 
 
 def train(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np.ndarray, np.ndarray]],
-          optimizer: Adam, steps: int) -> TrainingRun:
+          optimizer: Adam, steps: int, after: Callable[[int], None] | None = None) -> TrainingRun:
     """``steps`` updates; ``batches(step)`` gives ``(inputs, targets [B, T])``, ``model(inputs)`` the logits."""
-    return fit(model, batches, optimizer, steps, cross_entropy)
+    return fit(model, batches, optimizer, steps, cross_entropy, after)
 
 
 Loss = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
 
 
 def fit(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np.ndarray, np.ndarray]],
-        optimizer: Adam, steps: int, loss: Loss) -> TrainingRun:
-    """``train`` with any loss: ``loss(output, targets)`` gives the loss and its gradient w.r.t. the output."""
+        optimizer: Adam, steps: int, loss: Loss, after: Callable[[int], None] | None = None) -> TrainingRun:
+    """``train`` with any loss: ``loss(output, targets)`` gives the loss and its gradient w.r.t. the output.
+
+    ``after(n)`` runs after the ``n``-th update (to read the model; it changes no update); a
+    ``FloatingPointError`` it raises stops the run at that step, as one in the update does."""
     losses = []
     for step in range(steps):
         inputs, targets = batches(step)
@@ -64,6 +67,8 @@ def fit(model: Callable[[np.ndarray], Tensor], batches: Callable[[int], tuple[np
                 return TrainingRun(np.array(losses), step)
             output.backward(grad)
             optimizer.step()
+            if after is not None:
+                after(step + 1)
         except (LlmFromScratchError, FloatingPointError):  # an overflow on the tape (also under
             return TrainingRun(np.array(losses), step)      # np.errstate(over="raise")), a gradient not finite
         losses.append(value)

@@ -210,7 +210,7 @@ def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
 
 def _probed(model: StackModel, batches: Batches, optimizer: Adam,
             steps: int, probe: np.ndarray) -> tuple[TrainingRun, TopReadings]:
-    """``train`` one update at a time, reading the top after each."""
+    """``train``, reading the top after each update."""
     def read() -> np.ndarray:
         return model.top(probe).value                       # [B, T, d]
 
@@ -221,27 +221,19 @@ def _probed(model: StackModel, batches: Batches, optimizer: Adam,
         size = rms(values)
         return rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
 
-    before = read()
-    start = (rms(before), share(before))
-    losses, moves, sizes, varying = [], [], [], []
-    for step in range(steps):
-        pair = batches(step)
-        one = train(model, lambda _, pair=pair: pair, optimizer, 1)
-        if one.diverged:
-            return TrainingRun(np.array(losses), step), _readings(
-                start, moves, sizes, varying)
-        try:
-            after = read()
-        except FloatingPointError:        # the update overflowed the top
-            return TrainingRun(np.array(losses), step), _readings(
-                start, moves, sizes, varying)
-        losses.append(float(one.losses[0]))
-        moves.append(rms(after - before))
-        sizes.append(rms(after))
-        varying.append(share(after))
-        before = after
-    return TrainingRun(np.array(losses), None), _readings(start, moves,
-                                                          sizes, varying)
+    before = [read()]
+    start = (rms(before[0]), share(before[0]))
+    moves, sizes, varying = [], [], []
+
+    def after(_: int) -> None:            # an overflowed top stops the run
+        now = read()
+        moves.append(rms(now - before[0]))
+        sizes.append(rms(now))
+        varying.append(share(now))
+        before[0] = now
+
+    run = train(model, batches, optimizer, steps, after)
+    return run, _readings(start, moves, sizes, varying)
 
 
 def _readings(start: tuple[float, float], moves: list[float],
