@@ -25,10 +25,8 @@ import json
 import os
 import re
 import secrets
-import socket
 import subprocess
 import sys
-import time
 import urllib.request
 import zipfile
 from dataclasses import dataclass
@@ -37,12 +35,17 @@ from pathlib import Path
 
 import pytest
 from book_site import REPO, ROOT_PAGE, page_path
+from lab_server import lab_url
 
 LINK_TEXT = "Скачать курс"
 FOLDER = "llm-from-scratch-course"
 LOCK = REPO / "tools" / "course" / "requirements.lock"
 INSTALL_TIMEOUT_S = 900
 NBVAL_TIMEOUT_S = 900
+# pytest with tests/ on its path only (not the kernel's: PYTHONPATH would reach
+# it), so that `-p ipc_kernels` loads (tests/ipc_kernels.py says why).
+RUN_PYTEST = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import pytest; "
+              "raise SystemExit(pytest.main(sys.argv[1:]))")
 LAB_START_TIMEOUT_S = 120
 SETTINGS = Path("share", "jupyter", "lab", "settings")
 NOTIFICATION = "@jupyterlab/apputils-extension:notification"
@@ -197,17 +200,11 @@ def test_jupyterlab_lists_the_myst_extension(course):
     assert re.search(r"jupyterlab-myst v[\d.]+ enabled\s+OK", listing), listing
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
     """The defaults JupyterLab serves for ``plugin_ids``, started by the README's second command."""
     command = sh_blocks((course.folder / "README.md").read_text(encoding="utf-8"))[1]
-    port, token = free_port(), secrets.token_hex(16)
-    args = [f"--port={port}", "--no-browser", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
+    token = secrets.token_hex(16)
+    args = ["--port=0", "--no-browser", "--ServerApp.port_retries=0", f"--IdentityProvider.token={token}",
             f"--LabApp.user_settings_dir={course.base / 'user-settings'}",
             f"--LabApp.workspaces_dir={course.base / 'workspaces'}"]
     if os.geteuid() == 0:
@@ -218,19 +215,11 @@ def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
         lab = subprocess.Popen(["bash", "-c", f"exec {command} {' '.join(args)}"], cwd=course.folder,
                                env=course.env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        deadline = time.monotonic() + LAB_START_TIMEOUT_S
-        while True:
-            assert lab.poll() is None, f"`{command}` exited with {lab.returncode}:\n{log.read_text()[-3000:]}"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=5):
-                    break
-            except OSError:
-                assert time.monotonic() < deadline, f"no JupyterLab on port {port}:\n{log.read_text()[-3000:]}"
-                time.sleep(0.5)
+        url = lab_url(lab, log, token, LAB_START_TIMEOUT_S)
         served = {}
         for plugin in plugin_ids:
-            url = f"http://127.0.0.1:{port}/lab/api/settings/{plugin}?token={token}"
-            with urllib.request.urlopen(url, timeout=30) as answer:
+            address = f"{url}/lab/api/settings/{plugin}?token={token}"
+            with urllib.request.urlopen(address, timeout=30) as answer:
                 schema = json.load(answer)["schema"]["properties"]
             served[plugin] = {key: value.get("default") for key, value in schema.items()}
         return served
@@ -264,7 +253,8 @@ def test_notebooks_reproduce_their_outputs_in_the_course_venv(course):
     }))
     notebooks = sorted(p.name for p in course.folder.glob("*.ipynb"))
     nbval = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+        [sys.executable, "-c", RUN_PYTEST, str(REPO / "tests"), "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "-p", "ipc_kernels",
          "--rootdir", str(course.folder), "--nbval", "--nbval-kernel-name", "course",
          "--nbval-sanitize-with", str(REPO / "book" / "sanitize.cfg"), *notebooks],
         cwd=course.folder, env={**course.env, "JUPYTER_PATH": str(course.base / "jupyter"), "PYTHONHASHSEED": "0"},

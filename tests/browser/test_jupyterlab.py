@@ -2,7 +2,7 @@
 
 A fixture starts `make lab` (so `--allow-root` comes from the Makefile when
 running as root) on a copy of book/ in a temporary folder (autosave never
-touches the repository), on a free local port with a token, with notebook
+touches the repository), on a port the OS picks (``--port=0``) with a token, with notebook
 windowing off so that every cell is in the page. Each chapter opens in
 headless Chromium with the network cut off; Run All Cells (the Run menu's
 command); when the kernel is idle the test checks what the learner sees:
@@ -33,8 +33,8 @@ import re
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pytest
 from book_site import CHAPTER_PAGES, REPO, VIEWPORT
+from lab_server import lab_url
 
 SCREENSHOTS = REPO / "_build" / "lab-screenshots"
 START_TIMEOUT_S = 120
@@ -89,12 +90,7 @@ class Lab:
     token: str
     root: Path
     log: Path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    kernels: Path  # the kernels' connection files and ipc sockets
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -118,11 +114,15 @@ def lab(chromium, tmp_path_factory) -> Lab:
     settings.mkdir(parents=True)
     # JupyterLab renders only the cells near the viewport unless windowing is off.
     (settings / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    port, token = free_port(), secrets.token_hex(16)
-    lab_args = (f"--no-browser --port={port} --ServerApp.port_retries=0 --IdentityProvider.token={token} "
+    token = secrets.token_hex(16)
+    # Kernels talk over Unix sockets (tests/ipc_kernels.py says why), kept in a short
+    # runtime folder of the server's own: a socket path may have at most 107 bytes.
+    kernels = Path(tempfile.mkdtemp(prefix="lab-runtime-"))
+    lab_args = (f"--no-browser --port=0 --ServerApp.port_retries=0 --IdentityProvider.token={token} "
                 f"--LabApp.user_settings_dir={base / 'settings'} --LabApp.workspaces_dir={base / 'workspaces'} "
-                "--LabApp.expose_app_in_browser=True")
+                "--LabApp.expose_app_in_browser=True --KernelManager.transport=ipc")
     env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}
+    env["JUPYTER_RUNTIME_DIR"] = str(kernels)
     log = base / "lab.log"
     with log.open("w") as out:
         process = subprocess.Popen(
@@ -130,27 +130,16 @@ def lab(chromium, tmp_path_factory) -> Lab:
             cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
     try:
-        url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while True:
-            if process.poll() is not None:
-                pytest.fail(f"`make lab` exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-            try:
-                with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"JupyterLab did not answer on {url} in {START_TIMEOUT_S} s:\n{log.read_text()[-3000:]}")
-            time.sleep(0.5)
-        yield Lab(url, token, root, log)
+        url = lab_url(process, log, token, START_TIMEOUT_S)
+        yield Lab(url, token, root, log, kernels)
     finally:
         stop(process)
+        shutil.rmtree(kernels, ignore_errors=True)
 
 
 def test_make_lab_prints_the_url(lab):
     text = lab.log.read_text()
+    assert "JupyterLab starts on" in text, f"`make lab` did not say what it starts:\n{text[-2000:]}"
     assert f"{lab.url}/lab?token=" in text, f"`make lab` did not print its URL:\n{text[-2000:]}"
 
 
@@ -243,6 +232,7 @@ def test_chapter_after_run_all(chromium, lab, docname):
     context, page, outside = open_chapter(chromium, lab, name)
     try:
         run_all(page)
+        assert any(lab.kernels.glob("kernel-*-ipc-*")), f"the kernel's sockets are not ipc files in {lab.kernels}"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=SCREENSHOTS / f"{Path(docname).name}-after-run-all.png")
         cells = page.evaluate(CELLS_JS)
