@@ -57,6 +57,12 @@ seeds = {s: {"pre": training_lab.train_stack("pre", 4, 0.03, seed=s),
              "warm": training_lab.train_stack("post", 4, 0.03, 100, seed=s)}
          for s in (32, 33)}
 """,
+    "Таблица «порядок шагов»: switch, 2 × 3 зерна (probe, 6 запусков)": """
+group = [training_lab.train_stack("post", 4, lr, switch=switch, seed=s,
+                                  probe=True)
+         for lr, switch in ((0.03, (40, 0.01)), (0.01, (40, 0.03)))
+         for s in (31, 32, 33)]
+""",
     "Таблица сдвигов по ширине: первый шаг, ширина 8 … 64": """
 for width in (8, 16, 32, 64):
     moves = [training_lab.top_movement(v, 4, lr=0.003, steps=1, width=width)[0]

@@ -186,6 +186,24 @@ def test_schedule_is_the_optimizers_own_rate():
     assert np.all(training_lab.schedule(0.03, 0, 5) == 0.03)
 
 
+def test_a_switch_changes_the_rate_after_its_update_and_nothing_before():
+    plain = training_lab.train_stack("post", 2, lr=0.03, steps=5, **TINY, batch=3, period=2)
+    switched = training_lab.train_stack("post", 2, lr=0.03, steps=5, switch=(2, 0.01), **TINY, batch=3, period=2)
+    probed = training_lab.train_stack("post", 2, lr=0.03, steps=5, switch=(2, 0.01), probe=True,
+                                      **TINY, batch=3, period=2)
+    assert np.array_equal(plain.losses[:3], switched.losses[:3])   # losses before updates 1-3: the 3rd is at 0.01
+    assert not np.array_equal(plain.losses[3:], switched.losses[3:])
+    assert np.array_equal(switched.losses, probed.losses) and switched.switch == (2, 0.01) and switched.lr == 0.03
+    # by hand: two updates at 0.03, then the same optimizer at 0.01
+    model = training_lab.new_model("post", 2, **TINY)
+    batches = training_lab.copy_task(**{**TASK, "seed": TINY["seed"] + 2})
+    optimizer = Adam(model.parameters(), lr=0.03)
+    first = train(model, batches, optimizer, 2)
+    optimizer.lr = 0.01
+    rest = train(model, lambda step: batches(step + 2), optimizer, 3)
+    assert np.array_equal(np.concatenate([first.losses, rest.losses]), switched.losses)
+
+
 def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
     probed = training_lab.train_stack("post", 2, lr=0.02, steps=3, probe=True, **TINY, batch=3, period=2)
     plain = training_lab.train_stack("post", 2, lr=0.02, steps=3, **TINY, batch=3, period=2)
@@ -297,6 +315,9 @@ BAD = [
     ("movement steps", lambda: training_lab.top_movement(steps=0), ["steps", "got 0"]),
     ("schedule", lambda: training_lab.schedule(0.03, -5), ["warmup", "got -5"]),
     ("probe", lambda: training_lab.train_stack(steps=1, probe="yes"), ["probe", "'yes'"]),
+    ("switch", lambda: training_lab.train_stack(steps=4, switch=0.01), ["switch", "pair", "got 0.01"]),
+    ("switch update", lambda: training_lab.train_stack(steps=4, switch=(4, 0.01)), ["switch update", "[1, 3]", "got 4"]),
+    ("switch lr", lambda: training_lab.train_stack(steps=4, switch=(2, 0)), ["switch lr", "(0, 1]", "got 0"]),
 ]
 
 

@@ -39,6 +39,7 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
+from ..checks import is_int
 from ..errors import DepthLabError, LlmFromScratchError, chained
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
@@ -474,14 +475,9 @@ def numerics(stage: str) -> Iterator[None]:
         raise DepthLabError(f"{stage}: {error}") from error
 
 
-def _ischeck_integer(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(
-        value, (bool, np.bool_))
-
-
 def check_integer(value: object, name: str, low: int, high: int) -> int:
     """``value`` as an ``int`` in ``[low, high]`` (any integer type)."""
-    if not _ischeck_integer(value) or not low <= value <= high:
+    if not is_int(value) or not low <= value <= high:
         raise DepthLabError(f"depth lab {name} must be an integer in "
                             f"[{low}, {high}], got {value!r}")
     return int(value)

@@ -177,6 +177,7 @@ class Training:
     run: TrainingRun
     seed: int = DEFAULTS["seed"]
     top: TopReadings | None = None
+    switch: tuple[int, float] | None = None   # (after update n, the new lr)
 
     @property
     def losses(self) -> np.ndarray:
@@ -185,32 +186,44 @@ class Training:
 
 def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
                 warmup: int = 0, steps: int = STEPS, *, probe: bool = False,
+                switch: tuple[int, float] | None = None,
                 **task: int) -> Training:
     """Adam on the copy task; ``task`` overrides ``DEFAULTS`` (width, heads,
     batch, tokens, vocabulary, period, seed). Overflow or a gradient that is
     not finite stops the run at that step (``run.diverged_at``). With
     ``probe`` the top of the stack is read on a fixed probe batch after every
-    update (``Training.top``); the updates are the same either way."""
+    update (``Training.top``); the updates are the same either way. With
+    ``switch=(n, lr2)`` the learning rate is ``lr2`` after the ``n``-th
+    update (``0 < n < steps``)."""
     if not isinstance(probe, (bool, np.bool_)):
         raise DepthLabError(f"training probe must be True or False, "
                             f"got {probe!r}")
     settings = _task(task)
     model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
                                               steps, settings)
+    first = optimizer.lr
+    switch = check_switch(switch, steps)
+
+    def switched(n: int) -> None:
+        if switch is not None and n == switch[0]:
+            optimizer.lr = switch[1]
+
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         if probe:
             result, top = _probed(model, batches, optimizer, steps,
-                                  copy_task(**_task_settings(settings, 3))(0)[0])
+                                  copy_task(**_task_settings(settings, 3))(0)[0],
+                                  switched)
         else:
-            result, top = train(model, batches, optimizer, steps), None
-    return Training(variant=variant, layers=int(layers), lr=optimizer.lr,
+            result, top = train(model, batches, optimizer, steps, switched), None
+    return Training(variant=variant, layers=int(layers), lr=first,
                     warmup=optimizer.warmup, run=result,
-                    seed=settings["seed"], top=top)
+                    seed=settings["seed"], top=top, switch=switch)
 
 
 def _probed(model: StackModel, batches: Batches, optimizer: Adam,
-            steps: int, probe: np.ndarray) -> tuple[TrainingRun, TopReadings]:
-    """``train``, reading the top after each update."""
+            steps: int, probe: np.ndarray, then: Callable[[int], None]
+            ) -> tuple[TrainingRun, TopReadings]:
+    """``train``, reading the top after each update (before ``then(n)``)."""
     def read() -> np.ndarray:
         return model.top(probe).value                       # [B, T, d]
 
@@ -225,12 +238,13 @@ def _probed(model: StackModel, batches: Batches, optimizer: Adam,
     start = (rms(before[0]), share(before[0]))
     moves, sizes, varying = [], [], []
 
-    def after(_: int) -> None:            # an overflowed top stops the run
+    def after(n: int) -> None:            # an overflowed top stops the run
         now = read()
         moves.append(rms(now - before[0]))
         sizes.append(rms(now))
         varying.append(share(now))
         before[0] = now
+        then(n)
 
     run = train(model, batches, optimizer, steps, after)
     return run, _readings(start, moves, sizes, varying)
@@ -345,11 +359,7 @@ def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
     header = ["запуск", "зёрна", "итог", f"потери < {level:g} с шага"]
     rows = []
     for title, group in runs.items():
-        verdicts = [verdict(t, vocabulary, level) for t in group]
-        counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
-        summary = (f"{verdicts[0]}: {len(group)} из {len(group)}"
-                   if len(counts) == 1 else
-                   ", ".join(f"{v}: {n}" for v, n in counts.items()))
+        summary = verdict_counts(group, vocabulary, level)
         reached = sorted(round(s, -1) for s in
                          (first_below(t, level) for t in group)
                          if s is not None)
@@ -359,6 +369,16 @@ def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
         rows.append([title, ", ".join(str(t.seed) for t in group),
                      summary, span])
     return header, rows
+
+
+def verdict_counts(runs: list[Training], vocabulary: int = 16,
+                   level: float = 2.0) -> str:
+    """How many runs got each verdict: «учится: 3 из 3», «не учится: 2,
+    учится: 1» (in the order the verdicts first appear)."""
+    verdicts = [verdict(t, vocabulary, level) for t in runs]
+    if len(set(verdicts)) == 1:
+        return f"{verdicts[0]}: {len(runs)} из {len(runs)}"
+    return ", ".join(f"{v}: {verdicts.count(v)}" for v in dict.fromkeys(verdicts))
 
 
 def schedule(lr: float = 0.03, warmup: int = 0, steps: int = STEPS
@@ -372,7 +392,7 @@ def schedule(lr: float = 0.03, warmup: int = 0, steps: int = STEPS
 
 # -- checks -------------------------------------------------------------------
 
-def check_learning_rate(lr: object) -> float:
+def check_learning_rate(lr: object, name: str = "lr") -> float:
     """A finite learning rate in ``(0, MAX_LEARNING_RATE]``."""
     try:
         ok = (not isinstance(lr, (bool, np.bool_)) and isinstance(
@@ -381,9 +401,21 @@ def check_learning_rate(lr: object) -> float:
     except OverflowError:
         ok = False
     if not ok:
-        raise DepthLabError("training lr must be a finite number in "
+        raise DepthLabError(f"training {name} must be a finite number in "
                             f"(0, {MAX_LEARNING_RATE:g}], got {lr!r}")
     return float(lr)
+
+
+def check_switch(switch: object, steps: int) -> tuple[int, float] | None:
+    """``None``, or ``(n, lr)`` with an update ``0 < n < steps`` and a
+    learning rate as ``check_learning_rate`` takes it."""
+    if switch is None:
+        return None
+    if not isinstance(switch, (tuple, list)) or len(switch) != 2:
+        raise DepthLabError("training switch must be None or a pair "
+                            f"(update, lr), got {switch!r}")
+    return (check_integer(switch[0], "switch update", 1, steps - 1),
+            check_learning_rate(switch[1], "switch lr"))
 
 
 def _setup(variant: str, layers: int, lr: float, warmup: int, steps: int,
