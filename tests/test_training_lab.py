@@ -316,7 +316,8 @@ BAD = [
     ("schedule", lambda: training_lab.schedule(0.03, -5), ["warmup", "got -5"]),
     ("probe", lambda: training_lab.train_stack(steps=1, probe="yes"), ["probe", "'yes'"]),
     ("switch", lambda: training_lab.train_stack(steps=4, switch=0.01), ["switch", "pair", "got 0.01"]),
-    ("switch update", lambda: training_lab.train_stack(steps=4, switch=(4, 0.01)), ["switch update", "[1, 3]", "got 4"]),
+    ("switch update", lambda: training_lab.train_stack(steps=4, switch=(4, 0.01)),
+     ["switch update", "[1, 3]", "got 4"]),
     ("switch lr", lambda: training_lab.train_stack(steps=4, switch=(2, 0)), ["switch lr", "(0, 1]", "got 0"]),
 ]
 
