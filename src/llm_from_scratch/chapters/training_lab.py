@@ -359,7 +359,11 @@ def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
     header = ["запуск", "зёрна", "итог", f"потери < {level:g} с шага"]
     rows = []
     for title, group in runs.items():
-        summary = verdict_counts(group, vocabulary, level)
+        verdicts = [verdict(t, vocabulary, level) for t in group]
+        counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
+        summary = (f"{verdicts[0]}: {len(group)} из {len(group)}"
+                   if len(counts) == 1 else
+                   ", ".join(f"{v}: {n}" for v, n in counts.items()))
         reached = sorted(round(s, -1) for s in
                          (first_below(t, level) for t in group)
                          if s is not None)
@@ -369,16 +373,6 @@ def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
         rows.append([title, ", ".join(str(t.seed) for t in group),
                      summary, span])
     return header, rows
-
-
-def verdict_counts(runs: list[Training], vocabulary: int = 16,
-                   level: float = 2.0) -> str:
-    """How many runs got each verdict: «учится: 3 из 3», «не учится: 2,
-    учится: 1» (in the order the verdicts first appear)."""
-    verdicts = [verdict(t, vocabulary, level) for t in runs]
-    if len(set(verdicts)) == 1:
-        return f"{verdicts[0]}: {len(runs)} из {len(runs)}"
-    return ", ".join(f"{v}: {verdicts.count(v)}" for v in dict.fromkeys(verdicts))
 
 
 def schedule(lr: float = 0.03, warmup: int = 0, steps: int = STEPS
