@@ -23,14 +23,6 @@ LIMIT = 3.0  # seconds for one call of a learner's function
 ATOL = 1e-9  # how far a code exercise's numbers may be from the reference's
 WIDTH = 75   # characters in a line of a book's output block
 
-@functools.cache   # the edition's own texts: nothing a learner can change
-def texts(chapter: str) -> dict[int, dict]:   # a chapter's texts as {exercise: {key: text or (text, hint)}}
-    nested: dict[int, dict] = {}
-    for key, text in importlib.import_module(f"{__package__}.{EDITION}.ch{chapter}").TEXT.items():
-        number, _, name = key.partition(".")
-        nested.setdefault(int(number), {})[name] = text
-    return nested
-
 COMMON = importlib.import_module(f"{__package__}.{EDITION}").TEXT
 
 @dataclass(frozen=True)
@@ -74,10 +66,11 @@ class TimeLimit(BaseException):
 class Exercise:
     number: str   # "30.1": its texts are those of exercise 1 in the chapter's text module
 
-    @property
+    @functools.cached_property   # the edition's texts of "N.key" as {key: text or (text, hint)}
     def text(self) -> Mapping[str, Any]:
         chapter, number = self.number.split(".")
-        return texts(chapter)[int(number)]
+        found = importlib.import_module(f"{__package__}.{EDITION}.ch{chapter}").TEXT.items()
+        return {key.partition(".")[2]: text for key, text in found if key.partition(".")[0] == number}
 
     def say(self, key: str, args: Mapping[str, object] | None = None) -> str:
         entry = self.text.get(key, COMMON.get(key, key))
@@ -462,5 +455,3 @@ def patched() -> list[str]:   # ``module.name`` of every recorded function or me
         if current is not original:
             changed.add(f"{name.rsplit('.', 1)[-1]}.{attr}")
     return sorted(changed)
-
-remember_package()
