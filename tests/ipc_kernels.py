@@ -26,7 +26,9 @@ class IpcKernelManager(KernelManager):
     """A KernelManager whose sockets are files under the temp folder."""
 
     def __init__(self, **kwargs):
-        stem = os.path.join(tempfile.gettempdir(), f"kernel-{uuid.uuid4()}")
+        # a socket's path has at most 107 bytes: a long TMPDIR falls back to /tmp
+        folder = tempfile.gettempdir() if len(tempfile.gettempdir()) <= 48 else "/tmp"
+        stem = os.path.join(folder, f"kernel-{uuid.uuid4()}")
         super().__init__(transport="ipc", ip=f"{stem}-ipc",
                          connection_file=f"{stem}.json", **kwargs)
 
