@@ -22,13 +22,18 @@ import nbval.kernel
 from jupyter_client.manager import KernelManager
 
 
+def socket_folder() -> str:
+    """The temp folder, or /tmp when it is too long: a socket path has at most
+    107 bytes, and a kernel's is this folder plus about 50."""
+    folder = tempfile.gettempdir()
+    return folder if len(folder) <= 48 else "/tmp"
+
+
 class IpcKernelManager(KernelManager):
-    """A KernelManager whose sockets are files under the temp folder."""
+    """A KernelManager whose sockets are files under ``socket_folder()``."""
 
     def __init__(self, **kwargs):
-        # a socket's path has at most 107 bytes: a long TMPDIR falls back to /tmp
-        folder = tempfile.gettempdir() if len(tempfile.gettempdir()) <= 48 else "/tmp"
-        stem = os.path.join(folder, f"kernel-{uuid.uuid4()}")
+        stem = os.path.join(socket_folder(), f"kernel-{uuid.uuid4()}")
         super().__init__(transport="ipc", ip=f"{stem}-ipc",
                          connection_file=f"{stem}.json", **kwargs)
 

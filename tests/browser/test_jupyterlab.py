@@ -44,6 +44,8 @@ import pytest
 from book_site import CHAPTER_PAGES, REPO, VIEWPORT
 from lab_server import lab_url
 
+from tests.ipc_kernels import socket_folder
+
 SCREENSHOTS = REPO / "_build" / "lab-screenshots"
 START_TIMEOUT_S = 120
 RUN_TIMEOUT_S = 600
@@ -117,7 +119,7 @@ def lab(chromium, tmp_path_factory) -> Lab:
     token = secrets.token_hex(16)
     # Kernels talk over Unix sockets (tests/ipc_kernels.py says why), kept in a short
     # runtime folder of the server's own: a socket path may have at most 107 bytes.
-    kernels = Path(tempfile.mkdtemp(prefix="lab-runtime-"))
+    kernels = Path(tempfile.mkdtemp(prefix="lab-runtime-", dir=socket_folder()))
     lab_args = (f"--no-browser --port=0 --ServerApp.port_retries=0 --IdentityProvider.token={token} "
                 f"--LabApp.user_settings_dir={base / 'settings'} --LabApp.workspaces_dir={base / 'workspaces'} "
                 "--LabApp.expose_app_in_browser=True --KernelManager.transport=ipc")
