@@ -199,10 +199,9 @@ def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
         raise DepthLabError(f"training probe must be True or False, "
                             f"got {probe!r}")
     settings = _task(task)
-    model, batches, optimizer, steps = _setup(variant, layers, lr, warmup,
-                                              steps, settings)
+    model, batches, optimizer, steps, switch = _setup(
+        variant, layers, lr, warmup, steps, switch, settings)
     first = optimizer.lr
-    switch = check_switch(switch, steps)
 
     def switched(n: int) -> None:
         if switch is not None and n == switch[0]:
@@ -413,15 +412,18 @@ def check_switch(switch: object, steps: int) -> tuple[int, float] | None:
 
 
 def _setup(variant: str, layers: int, lr: float, warmup: int, steps: int,
-           task: dict[str, int]) -> tuple[StackModel, Batches, Adam, int]:
+           switch: object, task: dict[str, int]
+           ) -> tuple[StackModel, Batches, Adam, int, tuple[int, float] | None]:
     """Every setting checked, then the model, its batches and its optimizer."""
     settings = _task(task)
     lr = check_learning_rate(lr)
     warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
     steps = check_integer(steps, "steps", 1, MAX_STEPS)
+    switch = check_switch(switch, steps)
     model = new_model(variant, layers, **_model_settings(settings))
     batches = copy_task(**_task_settings(settings, 2))
-    return model, batches, Adam(model.parameters(), lr=lr, warmup=warmup), steps
+    optimizer = Adam(model.parameters(), lr=lr, warmup=warmup)
+    return model, batches, optimizer, steps, switch
 
 
 def _task(task: dict[str, int]) -> dict[str, int]:
