@@ -20,7 +20,7 @@ import sys
 
 CHILD = """
 import time
-from llm_from_scratch.chapters import learned_heads
+from llm_from_scratch.ch30 import learned_heads
 start = time.perf_counter()
 {call}
 print(time.perf_counter() - start)
@@ -45,7 +45,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
-    from llm_from_scratch.chapters import learned_heads
+    from llm_from_scratch.ch30 import learned_heads
 
     print(f"load average before: {os.getloadavg()[0]:.2f}; {learned_heads.STEPS} steps of "
           f"{learned_heads.BATCH} sequences x {learned_heads.TOKENS} tokens, d_model {learned_heads.WIDTH}")

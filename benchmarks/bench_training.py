@@ -26,7 +26,7 @@ import sys
 SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src")
 
 SETUP = """
-from llm_from_scratch.chapters import training_lab
+from llm_from_scratch.ch31 import training_lab
 """
 
 # the training of each figure and table, as the notebook's cells write it

@@ -14,7 +14,8 @@ import time
 
 import numpy as np
 
-from llm_from_scratch.exercises import ch30, ch31
+from llm_from_scratch.ch30 import exercises as ch30
+from llm_from_scratch.ch31 import exercises as ch31
 
 MODULES = {"30": ch30, "31": ch31}
 

@@ -318,9 +318,9 @@ def imports(source: str) -> list[tuple[str, str, str]]:
 def alias_problems(nb, chapter: str, exercise_alias: str) -> list[str]:
     """The setup cells import the chapter's modules under the fixed names, and no cell renames them."""
     wanted = {
-        ("llm_from_scratch.chapters", f"ch{chapter}"): f"ch{chapter}",
-        ("llm_from_scratch.exercises", f"ch{chapter}"): exercise_alias,
-        ("llm_from_scratch.plots", f"ch{chapter}"): f"plots{chapter}",
+        (f"llm_from_scratch.ch{chapter}", "example"): f"ch{chapter}",
+        (f"llm_from_scratch.ch{chapter}", "exercises"): exercise_alias,
+        (f"llm_from_scratch.ch{chapter}", "figures"): f"plots{chapter}",
     }
     setup = set(code_indices(nb, setup_cells(nb)))
     found: dict[tuple[str, str], set[str]] = {}

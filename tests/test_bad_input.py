@@ -914,7 +914,7 @@ def test_every_error_class_derives_from_the_package_base():
                if isinstance(value, type) and issubclass(value, Exception)]
     components = {"Tensor", "Parameter", "Initialization", "Rope", "HeadLayout", "CausalAttention",
                   "MultiHeadAttention", "RmsNorm", "SwiGlu", "DecoderBlock", "Gradcheck",
-                  "Optimizer", "DepthLab"}
+                  "Optimizer", "DepthLab", "History"}
     assert {cls.__name__ for cls in classes} == {f"{name}Error" for name in components} | {"LlmFromScratchError"}
     assert all(issubclass(cls, LlmFromScratchError) for cls in classes)
 
@@ -969,7 +969,7 @@ CLI_ROWS = [(chapter, flags, sink) for chapter in ("30", "31") for flags in ([],
 def test_a_command_line_that_cannot_write_ends_with_one_line(chapter, flags, sink):
     if sink == "full-disk" and not Path("/dev/full").exists():
         pytest.skip("needs /dev/full")
-    command = [sys.executable, "-m", f"llm_from_scratch.chapters.ch{chapter}", *flags]
+    command = [sys.executable, "-m", f"llm_from_scratch.ch{chapter}", *flags]
     if sink == "closed-pipe":
         read, write = os.pipe()
         os.close(read)  # the reader is gone before the first byte: every write fails with EPIPE
@@ -981,4 +981,4 @@ def test_a_command_line_that_cannot_write_ends_with_one_line(chapter, flags, sin
             result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
         reason = "No space left on device"
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"ch{chapter}.py: output not written: {reason}"]
+    assert result.stderr.splitlines() == [f"python -m llm_from_scratch.ch{chapter}: output not written: {reason}"]

@@ -14,7 +14,7 @@ from lab_errors import assert_depth_lab_error
 from numpy_stack import central_difference, layer_norm, stack_loss, weights_of
 
 from llm_from_scratch import Tensor
-from llm_from_scratch.chapters import depth_lab, gradient_gain
+from llm_from_scratch.ch31 import depth_lab, gradient_gain
 from llm_from_scratch.errors import DepthLabError
 
 SMALL = {"heads": 2, "ffn_width": 12, "batch": 2, "tokens": 3, "vocabulary": 5, "seed": 5}
@@ -65,7 +65,7 @@ def test_stream_gradients_chain_block_by_block():
     blocks = depth_lab.build_stack(3, WIDTH, heads=2, ffn_width=12, tokens=3, seed=5)
     x, head, targets = depth_lab.lab_data(WIDTH, batch=2, tokens=3, vocabulary=5, seed=5)
     from llm_from_scratch import RmsNorm
-    from llm_from_scratch.chapters.training import cross_entropy
+    from llm_from_scratch.book.training import cross_entropy
 
     leaf = Tensor(x, requires_grad=True)
     stream, outputs = leaf, []
@@ -366,7 +366,7 @@ def test_the_numbers_the_chapter_quotes():
 def test_the_depth_lab_exercise_quotes_the_lab():
     """Exercise 31.10 and its solution: the law says 0.5, the lab 0.54 = 0.49 (the streams)
     times 0.73 / 0.67 (the two top blocks); over ten seeds 0.52 ± 0.04."""
-    from llm_from_scratch.exercises import ch31 as ex31
+    from llm_from_scratch.ch31 import exercises as ex31
 
     options = {"tensor": "ffn.down.weight", "variants": ("pre",), "weight_scale": 3 ** 0.5}
     g = depth_lab.top_block_gradient([4, 16], **options)["pre"]

@@ -32,16 +32,16 @@ from hypothesis import strategies as st
 from notebook_rules import Kernel, code_indices, errors, load, setup_cells, visible_text
 
 from llm_from_scratch import RotaryEmbedding, Tensor
-from llm_from_scratch.chapters import depth_lab
-from llm_from_scratch.exercises import checking
-from llm_from_scratch.exercises.checking import COMMON, WIDTH, Code, Feedback, Questions, read_option, short
+from llm_from_scratch.book import exercises as checking
+from llm_from_scratch.book.exercises import COMMON, WIDTH, Code, Feedback, Questions, read_option, short
+from llm_from_scratch.ch31 import depth_lab
 from llm_from_scratch.heads import split_heads
 from llm_from_scratch.tensor import causal_softmax
 
 from exercise_checks import PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, swallows
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
-MODULES = {chapter: importlib.import_module(f"llm_from_scratch.exercises.ch{chapter}") for chapter in CHAPTERS}
+MODULES = {chapter: importlib.import_module(f"llm_from_scratch.ch{chapter}.exercises") for chapter in CHAPTERS}
 CASES = [(chapter, number) for chapter, module in MODULES.items() for number in sorted(module.EXERCISES)]
 CODE = [case for case in CASES if isinstance(MODULES[case[0]].EXERCISES[case[1]], Code)]
 QUESTIONS = [case for case in CASES if case not in CODE]
@@ -415,7 +415,7 @@ def test_every_text_a_table_names_exists_and_every_text_is_named(chapter):
 
 @pytest.mark.parametrize("chapter", CHAPTERS)
 def test_the_module_runs_without_a_warning(chapter):
-    done = subprocess.run([sys.executable, "-m", f"llm_from_scratch.exercises.ch{chapter}"], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", f"llm_from_scratch.ch{chapter}.exercises"], capture_output=True,
                           text=True, timeout=120)
     assert done.returncode == 0 and done.stderr == "" and done.stdout == ""
 
@@ -469,7 +469,7 @@ def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
     kernel = kernels["30"]["after nothing"]
     kernel.run("%reset -f")
     started = time.perf_counter()
-    text = visible_text(kernel.run("from llm_from_scratch.exercises import ch30 as ex30\n"
+    text = visible_text(kernel.run("from llm_from_scratch.ch30 import exercises as ex30\n"
                                    "def my_causal_softmax(scores):\n    while True:\n        pass\n"
                                    "ex30.check_10(my_causal_softmax)"))
     assert time.perf_counter() - started < checking.LIMIT + 5

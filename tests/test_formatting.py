@@ -4,8 +4,9 @@ import itertools
 
 import pytest
 
-from llm_from_scratch.chapters import ch30, ch31
-from llm_from_scratch.chapters.formatting import format_list, format_number, format_shape, wrap
+from llm_from_scratch.book.formats import format_list, format_number, format_shape, wrap
+from llm_from_scratch.ch30 import example as ch30
+from llm_from_scratch.ch31 import example as ch31
 
 TEXTS = [ch30.render_report(), ch30.render_trace(), ch31.render_report(), ch31.render_trace(),
          "short", "", "a,b c", "x" * 200, "  indented " + "word " * 40]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from llm_from_scratch.chapters import learned_heads as lh
+from llm_from_scratch.ch30 import learned_heads as lh
 
 T, D = lh.TOKENS, lh.WIDTH
 LR, B1, B2, EPS = lh.LEARNING_RATE, 0.9, 0.999, 1e-8

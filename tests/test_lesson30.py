@@ -1,4 +1,4 @@
-"""The lesson's experiments (chapters/lesson30.py) against plain NumPy written here."""
+"""The lesson's experiments (ch30/lesson.py) against plain NumPy written here."""
 
 from __future__ import annotations
 
@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import MultiHeadAttention, SplitMix64, Tensor
-from llm_from_scratch.chapters import ch30, lesson30
+from llm_from_scratch.ch30 import example as ch30
+from llm_from_scratch.ch30 import lesson as lesson30
 
 
 def numpy_rope(x: np.ndarray, positions: np.ndarray, base: float) -> np.ndarray:

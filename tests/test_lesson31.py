@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import Tensor
-from llm_from_scratch.chapters import ch31, lesson31
+from llm_from_scratch.ch31 import example as ch31
+from llm_from_scratch.ch31 import lesson as lesson31
 
 SEED_POST_LN_TOKEN_1 = [-0.573144, 1.732042, -0.579449, -0.579449]
 SEED_X_PRIME_TOKEN_1 = [0.010881, 3.989119, 0.0, 0.0]
@@ -84,7 +85,7 @@ def test_head0_derivation_reproduces_0_005440(block):
 def test_the_recurrence_the_figure_draws_waits_for_each_state():
     """The sequential-vs-parallel figure draws ``history.rnn_style_states``: each state is
     tanh(0.5 u_t + 0.75 s_{t-1}), so changing the first input changes the last state."""
-    from llm_from_scratch.chapters import history
+    from llm_from_scratch.ch31 import contrasts as history
 
     inputs = np.array(ch31.RNN_INPUTS)
     states = history.rnn_style_states(inputs)
@@ -106,7 +107,7 @@ def test_the_notebook_solutions_pass_their_checkers():
     import re
     from pathlib import Path
 
-    from llm_from_scratch.exercises import ch31 as ex31
+    from llm_from_scratch.ch31 import exercises as ex31
 
     path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -150,6 +151,6 @@ def test_the_notebook_stubs_ask_to_be_filled_in():
             exec(source, namespace)
         assert "ответ ещё не заполнен" in printed.getvalue(), printed.getvalue()
         checked.append(source)
-    from llm_from_scratch.exercises import ch31 as ex31
+    from llm_from_scratch.ch31 import exercises as ex31
 
     assert len(checked) == len(ex31.EXERCISES)

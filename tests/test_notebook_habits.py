@@ -39,7 +39,7 @@ from notebook_rules import (
 
 def checks_of(path) -> list[str]:
     chapter = chapter_number(path)
-    module = importlib.import_module(f"llm_from_scratch.exercises.ch{chapter}")
+    module = importlib.import_module(f"llm_from_scratch.ch{chapter}.exercises")
     numbered = [f"check_{number}" for number in sorted(getattr(module, "EXERCISES", {}))]
     return sorted(set(numbered) | set(called_checks(load(path), exercise_alias(chapter))))
 
@@ -67,7 +67,7 @@ def test_checks_show_feedback_whatever_the_learner_does(path, tmp_path):
     checks = checks_of(path)
     assert checks, f"{path.name} calls no {alias}.check…(…) and its module has no EXERCISES"
     problems = feedback_problems(
-        f"from llm_from_scratch.exercises import ch{chapter} as {alias}",
+        f"from llm_from_scratch.ch{chapter} import exercises as {alias}",
         alias, checks, header=f"Упражнение {chapter}.", cwd=tmp_path,
     )
     assert not problems, "\n".join(problems)

@@ -38,9 +38,9 @@ def test_static_rules_catch_the_bad_notebook():
     assert "code block line of 126 characters" in widths[0]
     assert "output line of 80 characters" in widths[1]
     assert alias_problems(BAD, "30", "ex30") == [
-        "cell 2 ('from llm_from_scratch.chapters import ch30'): "
-        "`from llm_from_scratch.exercises import ch30` binds 'exercises'; the notebook's name for it is 'ex30'",
-        "the setup cells do not run `from llm_from_scratch.exercises import ch30 as ex30`",
+        "cell 2 ('from llm_from_scratch.ch30 import example as ch30'): "
+        "`from llm_from_scratch.ch30 import exercises` binds 'exercises'; the notebook's name for it is 'ex30'",
+        "the setup cells do not run `from llm_from_scratch.ch30 import exercises as ex30`",
     ]
 
 

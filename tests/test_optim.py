@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import Adam, OptimizerError, Parameter, Tensor
-from llm_from_scratch.chapters.training import cross_entropy, train
+from llm_from_scratch.book.training import cross_entropy, train
 
 LR, B1, B2, EPS = 0.1, 0.9, 0.999, 1e-8
 GRADIENTS = (0.5, -1.0, 2.0)

@@ -14,9 +14,10 @@ from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
 from llm_from_scratch import MultiHeadAttention, SplitMix64, Tensor
-from llm_from_scratch.chapters import ch30, lesson30
-from llm_from_scratch.plots import ch30 as plots30
-from llm_from_scratch.plots import style
+from llm_from_scratch.book import figure_style as style
+from llm_from_scratch.ch30 import example as ch30
+from llm_from_scratch.ch30 import figures as plots30
+from llm_from_scratch.ch30 import lesson as lesson30
 
 EXAMPLE = ch30.build_attention().forward(Tensor(ch30.example_input()))
 WEIGHTS = EXAMPLE.attention_weights.value[0]                      # [2, 3, 3]

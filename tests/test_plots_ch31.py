@@ -12,9 +12,12 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Annotation, Text
 
 from llm_from_scratch import Tensor
-from llm_from_scratch.chapters import ch31, depth_lab, history, lesson31
-from llm_from_scratch.plots import ch31 as plots31
-from llm_from_scratch.plots import style
+from llm_from_scratch.book import figure_style as style
+from llm_from_scratch.ch31 import contrasts as history
+from llm_from_scratch.ch31 import depth_lab
+from llm_from_scratch.ch31 import example as ch31
+from llm_from_scratch.ch31 import figures as plots31
+from llm_from_scratch.ch31 import lesson as lesson31
 
 BLOCK = ch31.build_block()
 FORWARD = BLOCK.forward(Tensor(ch31.example_input()))

@@ -11,14 +11,15 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import SwiGluForward, Tensor
-from llm_from_scratch.chapters import ch30, ch31
-from llm_from_scratch.chapters.common import zero_stays_zero
+from llm_from_scratch.book.worked_example import zero_stays_zero
+from llm_from_scratch.ch30 import example as ch30
+from llm_from_scratch.ch31 import example as ch31
 
 GOLDEN = Path(__file__).parent / "golden"
 
 
 def command(chapter, *flags, **streams):
-    return subprocess.run([sys.executable, "-m", f"llm_from_scratch.chapters.ch{chapter}", *flags],
+    return subprocess.run([sys.executable, "-m", f"llm_from_scratch.ch{chapter}", *flags],
                           stderr=subprocess.PIPE, text=True, **streams)
 
 
@@ -37,7 +38,8 @@ def test_a_closed_pipe_ends_the_command_with_one_line(chapter):
     result = command(chapter, "--trace", stdout=write)
     os.close(write)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"ch{chapter}.py: output not written: the reader closed the pipe"]
+    prog = f"python -m llm_from_scratch.ch{chapter}"
+    assert result.stderr.splitlines() == [f"{prog}: output not written: the reader closed the pipe"]
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
@@ -46,7 +48,8 @@ def test_a_full_disk_ends_the_command_with_one_line(chapter):
     with open("/dev/full", "w") as full:
         result = command(chapter, stdout=full)
     assert result.returncode == 1
-    assert result.stderr.splitlines() == [f"ch{chapter}.py: output not written: No space left on device"]
+    prog = f"python -m llm_from_scratch.ch{chapter}"
+    assert result.stderr.splitlines() == [f"{prog}: output not written: No space left on device"]
 
 
 def test_the_mixing_stage_is_the_first_stage_where_another_heads_part_differs():

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import Tensor
-from llm_from_scratch.chapters.history import layer_norm_rows
+from llm_from_scratch.ch31.contrasts import layer_norm_rows
 
 from worked_examples import build_chapter30_attention, build_chapter31_block, chapter30_input, chapter31_input
 

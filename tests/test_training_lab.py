@@ -18,9 +18,9 @@ from lab_errors import assert_depth_lab_error
 from numpy_stack import central_difference, stack_loss, weights_of
 
 from llm_from_scratch import Adam
-from llm_from_scratch.chapters import training_lab
-from llm_from_scratch.chapters.training import cross_entropy, train
-from llm_from_scratch.exercises import ch31 as ex31
+from llm_from_scratch.book.training import cross_entropy, train
+from llm_from_scratch.ch31 import exercises as ex31
+from llm_from_scratch.ch31 import training_lab
 
 TINY = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4, "seed": 3}
 TASK = {"batch": 3, "tokens": 4, "vocabulary": 5, "period": 2, "seed": 5}
@@ -139,7 +139,7 @@ def test_pre_and_post_start_from_the_same_weights_and_runs_repeat_bitwise():
 
 
 def fake(losses, warmup=0, diverged=None, seed=31):
-    from llm_from_scratch.chapters.training import TrainingRun
+    from llm_from_scratch.book.training import TrainingRun
     return training_lab.Training("post", 4, 0.03, warmup, TrainingRun(np.array(losses), diverged), seed=seed)
 
 

@@ -21,6 +21,7 @@ class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
 class GradcheckError(LlmFromScratchError): ...  # central differences
 class OptimizerError(LlmFromScratchError): ...  # Adam
 class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
+class HistoryError(LlmFromScratchError): ...  # historical contrasts
 
 
 @contextmanager

@@ -17,7 +17,7 @@ import numpy as np
 
 from ..block import DecoderBlock
 from ..tensor import Tensor
-from . import ch31
+from . import example as ch31
 from .depth_lab import parts_of
 
 ROW_SCALES = (2.0, 0.5, 1.5)     # RMS of the rows of scaled_input()

@@ -35,7 +35,7 @@ from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor
-from . import ch30
+from . import example as ch30
 
 ROLES = ("query", "key", "value", "output")
 

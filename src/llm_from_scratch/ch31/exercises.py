@@ -9,10 +9,27 @@ import dataclasses
 import numpy as np
 
 from .. import DecoderBlock, DecoderBlockConfig, Parameter, RmsNorm, SplitMix64, Tensor
-from ..chapters import ch31 as chapter, depth_lab, lesson31
-from ..chapters.depth_lab import top_block_gradient   # bound now: a learner's patch of depth_lab does not reach it
-from .checking import (Code, Field, Questions, coarse, labels, near, option, outside, read_int, read_int_set,
-                       read_list, read_number, read_shape, remember_package, rounded)
+from ..book.exercises import (
+    Code,
+    Field,
+    Questions,
+    coarse,
+    labels,
+    near,
+    option,
+    outside,
+    read_int,
+    read_int_set,
+    read_list,
+    read_number,
+    read_shape,
+    remember_package,
+    rounded,
+)
+from . import depth_lab
+from . import example as chapter
+from . import lesson as lesson31
+from .depth_lab import top_block_gradient  # bound now: a learner's patch of depth_lab does not reach it
 
 SETUP = ("np", "Tensor", "DecoderBlock", "DecoderBlockConfig", "SplitMix64", "RmsNorm", "block", "X", "depth_lab")
 STEPS = ("residual_1", "ffn_norm", "attention_norm", "ffn", "attention", "residual_2")  # shuffled, as stated

@@ -4,8 +4,8 @@ Builds the chapter's example (``X``, identity ``W_Q = W_K = W_V``, the
 group-swapping ``W_O``, ``h = 2``, ``d_h = 2``), runs every check the chapter
 describes, and renders the learner report and the diagram trace.
 
-    python -m llm_from_scratch.chapters.ch30          # learner report
-    python -m llm_from_scratch.chapters.ch30 --trace  # 34-line diagram trace
+    python -m llm_from_scratch.ch30          # learner report
+    python -m llm_from_scratch.ch30 --trace  # 34-line diagram trace
 """
 
 from __future__ import annotations
@@ -16,14 +16,14 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
+from ..book import worked_example as common
+from ..book.formats import format_bool, format_list, format_number, format_vector
 from ..errors import MultiHeadAttentionError
 from ..heads import merge_heads, split_heads
 from ..parameter import Parameter
 from ..rng import SplitMix64
 from ..tensor import Tensor
-from . import common
-from .formatting import format_bool, format_list, format_number, format_vector
-from .history import rows_normalized, single_head_table, weighted_source_context
+from .contrasts import rows_normalized, single_head_table, weighted_source_context
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS = 1, 3, 4, 2
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -275,9 +275,6 @@ def render_trace() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.chapter_main(argv, "Chapter 30: causal multi-head attention, learner report",
+    return common.chapter_main(argv, "llm_from_scratch.ch30", "Chapter 30: causal multi-head attention, learner report",
                                render_report, render_trace)
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

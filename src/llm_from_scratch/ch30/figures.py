@@ -1,8 +1,8 @@
 """Chapter 30 figures, one function per figure.
 
 Each function takes arrays (from the chapter's example or from
-``chapters.lesson30``) and returns a ``matplotlib.figure.Figure`` built with
-``plots.style``; the notebook shows it as the last expression of a cell.
+``lesson``) and returns a ``matplotlib.figure.Figure`` built with
+``book.figure_style``; the notebook shows it as the last expression of a cell.
 
 * ``whole_layer``: the example from ``X`` to ``Y`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
@@ -32,7 +32,7 @@ from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
-from .style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
            "rope_relative", "score_spread", "two_jobs", "whole_layer"]

@@ -3,27 +3,35 @@
 ``Questions``: у поля ``Field`` — как прочитать ответ, верное значение, известные ошибки (значение →
 текст), правила (функция ответа → текст), запасной текст. ``Code``: функция учащегося против эталона
 на скрытых случаях, по вызову на случай под ``LIMIT``; неверные функции и правила называют ошибку.
-Тексты — в ``ru/``: другое издание добавляет такие модули (``LLM_FROM_SCRATCH_EDITION``), не код.
+Тексты — в ``text/ru/``: другое издание добавляет такие модули (``LLM_FROM_SCRATCH_EDITION``), не код.
 """
 
 from __future__ import annotations
 
-import contextlib, copy, ctypes, decimal, functools, importlib, math, operator, os, sys, threading
+import contextlib
+import copy
+import ctypes
+import decimal
+import functools
+import math
+import operator
+import sys
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
-from ..chapters.formatting import wrap
 from ..checks import is_int
+from ..text import texts
+from .formats import wrap
 
-EDITION = os.environ.get("LLM_FROM_SCRATCH_EDITION", "ru")
 LIMIT = 3.0  # seconds for one call of a learner's function
 ATOL = 1e-9  # how far a code exercise's numbers may be from the reference's
 WIDTH = 75   # characters in a line of a book's output block
 
-COMMON = importlib.import_module(f"{__package__}.{EDITION}").TEXT
+COMMON = texts()
 
 @dataclass(frozen=True)
 class Item:   # one line of feedback: a field of the answer or a hidden case
@@ -69,7 +77,7 @@ class Exercise:
     @functools.cached_property   # the edition's texts of "N.key" as {key: text or (text, hint)}
     def text(self) -> Mapping[str, Any]:
         chapter, number = self.number.split(".")
-        found = importlib.import_module(f"{__package__}.{EDITION}.ch{chapter}").TEXT.items()
+        found = texts(f"ch{chapter}").items()
         return {key.partition(".")[2]: text for key, text in found if key.partition(".")[0] == number}
 
     def say(self, key: str, args: Mapping[str, object] | None = None) -> str:

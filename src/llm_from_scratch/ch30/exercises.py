@@ -8,8 +8,21 @@ import re
 
 import numpy as np
 
-from .checking import (Code, Field, Questions, Unreadable, labels, option, outside, read_int, read_int_set,
-                       read_list, read_shape, remember_package, short)
+from ..book.exercises import (
+    Code,
+    Field,
+    Questions,
+    Unreadable,
+    labels,
+    option,
+    outside,
+    read_int,
+    read_int_set,
+    read_list,
+    read_shape,
+    remember_package,
+    short,
+)
 
 SETUP = ("np", "Tensor", "split_heads", "merge_heads", "causal_softmax", "rotate_pairs", "RotaryEmbedding")
 

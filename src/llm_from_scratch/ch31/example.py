@@ -4,8 +4,8 @@
 SwiGLU matrices, ``h = 2``, ``d_ff = 4``. Runs every check the chapter
 describes and renders the learner report and the diagram trace.
 
-    python -m llm_from_scratch.chapters.ch31          # learner report
-    python -m llm_from_scratch.chapters.ch31 --trace  # 33-line diagram trace
+    python -m llm_from_scratch.ch31          # learner report
+    python -m llm_from_scratch.ch31 --trace  # 33-line diagram trace
 """
 
 from __future__ import annotations
@@ -17,15 +17,15 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
+from ..book import worked_example as common
+from ..book.formats import format_bool, format_list, format_vector
 from ..errors import DecoderBlockError
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
 from ..tensor import Tensor
-from . import common
-from .formatting import format_bool, format_list, format_vector
-from .history import layer_norm_rows, rnn_style_states
+from .contrasts import layer_norm_rows, rnn_style_states
 
 BATCH, TOKENS, MODEL_WIDTH, HEADS, FEED_FORWARD_WIDTH = 1, 3, 4, 2, 4
 HEAD_WIDTH = MODEL_WIDTH // HEADS
@@ -239,9 +239,6 @@ def render_trace() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    return common.chapter_main(argv, "Chapter 31: the pre-norm decoder block, learner report",
+    return common.chapter_main(argv, "llm_from_scratch.ch31", "Chapter 31: the pre-norm decoder block, learner report",
                                render_report, render_trace)
 
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import MultiHeadAttention
+from ..book.training import TrainingRun, fit
 from ..optim import Adam
 from ..rng import SplitMix64
 from ..tensor import Tensor
-from .training import TrainingRun, fit
 
 TOKENS, WIDTH, ROPE_BASE = 6, 8, 100.0
 CONSTANT, CONTENT = 0, 2           # input features, as in lesson30's two-job input

@@ -1,8 +1,8 @@
 """Figures of chapter 31: the pre-norm decoder block. One function per figure.
 
 Every function takes plain data (arrays, mappings, the records of
-``chapters.lesson31`` and ``chapters.depth_lab``) and returns a
-``matplotlib.figure.Figure`` built with ``plots.style``; tests read the data
+``lesson`` and ``depth_lab``) and returns a
+``matplotlib.figure.Figure`` built with ``book.figure_style``; tests read the data
 back from the artists (line points, image arrays, texts).
 
 Roles never rest on colour alone: the residual stream is a thick solid
@@ -21,8 +21,8 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
-from . import style
-from .style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
+from ..book import figure_style as style
+from ..book.figure_style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
 
 __all__ = [
     "attention_maps", "block_diagram", "depth_profiles", "gradient_paths", "head0_scores",

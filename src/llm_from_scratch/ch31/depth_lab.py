@@ -39,6 +39,7 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
+from ..book.training import cross_entropy
 from ..checks import is_int
 from ..errors import DepthLabError, LlmFromScratchError, chained
 from ..parameter import Parameter
@@ -46,7 +47,6 @@ from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64, uniform_weight
 from ..swiglu import SwiGlu
 from ..tensor import Tensor, matmul
-from .training import cross_entropy
 
 VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from IPython import get_ipython
 from IPython.display import Markdown
 
-from .formatting import wrap
+from .formats import wrap
 
 
 def source_markdown(*objects: object) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import LlmFromScratchError
 from ..gradcheck import GradcheckReport, gradcheck
 from ..tensor import Tensor
-from .formatting import format_list, format_number, format_vector
+from .formats import format_list, format_number, format_vector
 
 GRADIENT_DELTA = 1e-6
 
@@ -108,14 +108,14 @@ def weight_record(head: int, query: int, row: np.ndarray) -> str:
             f"|row_sum={format_number(row.sum())}")
 
 
-def chapter_main(argv: Sequence[str] | None, description: str, report: Callable[[], str],
+def chapter_main(argv: Sequence[str] | None, prog: str, description: str, report: Callable[[], str],
                  trace: Callable[[], str]) -> int:
-    """``python -m llm_from_scratch.chapters.chNN [--trace]``: the report or the trace on stdout.
+    """``python -m llm_from_scratch.chNN [--trace]``: the report or the trace on stdout.
 
     A reader that closes the pipe early or a full disk ends the command with one line on stderr and status 1,
     not a traceback.
     """
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
     parser.add_argument("--trace", action="store_true", help="print the diagram trace instead of the report")
     arguments = parser.parse_args(argv)
     text = trace() if arguments.trace else report()

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import DecoderBlock
+from ..book.training import TrainingRun, train
 from ..errors import DepthLabError
 from ..optim import Adam
 from ..parameter import Parameter, ParameterList
@@ -40,7 +41,6 @@ from ..rng import GAMMA, MASK, SplitMix64, uniform_weight
 from ..tensor import Tensor
 from . import depth_lab
 from .depth_lab import check_choice, check_integer
-from .training import TrainingRun, train
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
 STEPS = 120                   # the default length of a run
