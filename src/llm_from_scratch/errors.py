@@ -22,6 +22,7 @@ class GradcheckError(LlmFromScratchError): ...  # central differences
 class OptimizerError(LlmFromScratchError): ...  # Adam
 class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
 class HistoryError(LlmFromScratchError): ...  # historical contrasts
+class EditionError(LlmFromScratchError): ...  # the book's edition
 
 
 @contextmanager
