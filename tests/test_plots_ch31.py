@@ -12,6 +12,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Annotation, Text
 
 from llm_from_scratch import Tensor
+from llm_from_scratch import text as edition
 from llm_from_scratch.book import figure_style as style
 from llm_from_scratch.ch31 import contrasts as history
 from llm_from_scratch.ch31 import depth_lab
@@ -254,7 +255,7 @@ def test_thin_curves_draw_the_other_seeds_in_the_style_of_their_label():
         mean = [np.mean(run[max(0, i - 4):i + 1]) for i in range(len(run))]
         np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
         assert line.get_linestyle() == main.get_linestyle() and line.get_linewidth() < main.get_linewidth()
-    assert plots31.SEEDS_LABEL in [t.get_text() for t in fig.legends[0].get_texts()]
+    assert edition.texts("ch31_figures")["training_curves.seeds"] in [t.get_text() for t in fig.legends[0].get_texts()]
 
 
 def test_top_gradient_draws_one_point_per_depth(figures):

@@ -27,6 +27,8 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
+from ..text import texts
+
 DPI = 100
 COLUMN_PX = 672          # the book's text column at a 1280 px window
 MAX_WIDTH = 6.6          # inches: 660 px, never scaled down
@@ -91,8 +93,9 @@ def attention_heatmap(ax: Axes, weights: np.ndarray, *, title: str = "", annotat
                         color="white" if value < 0.55 * vmax else "black")
     ax.set_xticks(range(tokens))
     ax.set_yticks(range(tokens))
-    ax.set_xlabel("ключ k")
-    ax.set_ylabel("запрос q")
+    words = texts("figure_style")
+    ax.set_xlabel(words["heatmap.key"])
+    ax.set_ylabel(words["heatmap.query"])
     if title:
         ax.set_title(title)
     return image

@@ -1,5 +1,6 @@
-"""Упражнения главы 30 как таблицы (условия — в тетрадке, тексты — в ``ru/ch30.py``); в тетрадке —
-``ex30``. Эталоны 30.9–30.11 написаны на NumPy (тест сверяет их с пакетом): подмена пакета их не портит.
+"""Chapter 30's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch30.py``); the
+notebook calls it ``ex30``. The references of 30.9-30.11 are written in NumPy (a test compares them with the
+package), so a learner who patches the package does not spoil them.
 """
 
 from __future__ import annotations
@@ -67,11 +68,13 @@ E4 = Questions("30.4", fields=[option(None, 2)])
 _TERM = re.compile(r"(?:(\d+)\s*\*?\s*)?([abcd])")
 
 def _read_form(value: object) -> str:
-    """``"a + c"``, ``"c+a"``, ``"y_2 = 1*a + c"`` -> ``"a+c"``; Cyrillic а, в, с, д read as a, b, c, d."""
+    """``"a + c"``, ``"c+a"``, ``"y_2 = 1*a + c"`` -> ``"a+c"``; the letters the edition reads as a, b, c, d
+    (its text ``5.lookalikes``: the Russian one, Cyrillic a, ve, es, de) count as those."""
     if not isinstance(value, str):
         raise Unreadable("form_type", value=short(value))
     counts: dict[str, int] = {}
-    for term in re.sub(r"^\s*y_?\d\s*=", "", value.lower().translate(str.maketrans("авсд", "abcd"))).split("+"):
+    typed = value.lower().translate(str.maketrans(E5.text["lookalikes"], "abcd"))   # E5: defined below
+    for term in re.sub(r"^\s*y_?\d\s*=", "", typed).split("+"):
         match = _TERM.fullmatch(term.strip())
         if match is None:
             raise Unreadable("form_parse", value=short(value))

@@ -33,19 +33,19 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from ..text import texts
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
            "rope_relative", "score_spread", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
-QUERY_AXIS, KEY_AXIS = "позиция запроса m", "позиция ключа n"
 HEAD_SHADES = ("white", "0.88")
 MARKERS = ("o", "s", "^", "D", "v", "x", "P", "*")   # the learned runs use the first ones too
 
 
 def _mask_legend(fig: Figure) -> None:
     fig.legend(handles=[Patch(facecolor="white", edgecolor="0.45", hatch=MASK_HATCH,
-                              label="ключ закрыт каузальной маской")],
+                              label=texts("ch30_figures")["masked_key"])],
                loc="outside lower center", frameon=False)
 
 
@@ -56,8 +56,9 @@ def _colorbar(fig: Figure, image, axes: Sequence[Axes], label: str) -> None:
 
 def _positions(ax: Axes, *, query_axis: bool = True) -> None:
     """The chapter's names for the axes of a ``[T, T]`` table: ``m`` down, ``n`` across."""
-    ax.set_xlabel(KEY_AXIS)
-    ax.set_ylabel(QUERY_AXIS if query_axis else "")
+    words = texts("ch30_figures")
+    ax.set_xlabel(words["key_axis"])
+    ax.set_ylabel(words["query_axis"] if query_axis else "")
 
 
 # -- the whole layer on the example ------------------------------------------------------
@@ -131,6 +132,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     and the softmax to the weights ``A``, the values go straight down, untouched by RoPE, and
     both meet in ``H = A V``.
     """
+    words = texts("ch30_figures")
     x, w_o = np.asarray(x, float), np.asarray(output_weight, float)
     q, k, v = (np.asarray(stages[f"projected_{r}_heads"], float) for r in ("query", "key", "value"))
     q_rot, k_rot = (np.asarray(stages[f"rotated_{r}_heads"], float) for r in ("query", "key"))
@@ -179,7 +181,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     _flow_grid(ax, np.concatenate(list(q), axis=1), left_q, top, head_of_column=columns_head)
     _flow_arrow(ax, (left_x + wide, top + band / 2), (left_q, top + band / 2), "$XW_Q,\\,XW_K,\\,XW_V$",
                 side="above")
-    caption((left_x + wide + left_q) / 2, top + band / 2 + 6, "в примере $W=I$", va="top")
+    caption((left_x + wide + left_q) / 2, top + band / 2 + 6, words["whole_layer.identity"], va="top")
     caption((left_x + wide + left_q) / 2, top + band + 10, f"split_heads: {_shape(1, heads, tokens, d_h)}",
             va="center")
 
@@ -190,7 +192,8 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
         ax.add_patch(Rectangle((lane_left[head], lane_top), lane + lane_width - lane_left[head],
                                lane_bottom - lane_top, facecolor=HEAD_SHADES[head % 2] if head else "white",
                                edgecolor="black", linewidth=1.2, linestyle=HEAD_LINES[head % 2], zorder=0))
-        ax.text(lane + lane_width - 6, lane_top + 12, f"голова {head}", ha="right", va="center", fontsize=FONT)
+        ax.text(lane + lane_width - 6, lane_top + 12, words["head"].format(head=head), ha="right", va="center",
+                fontsize=FONT)
         # the split: this head's columns of Q, K, V
         group = left_q + (head + 0.5) * narrow
         _flow_arrow(ax, (group, top + band + 4), (left_mid, row_1 - 37))
@@ -204,7 +207,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
         _flow_arrow(ax, (left_col + narrow, row_1 + band / 2), (left_rot, row_1 + band / 2), "RoPE",
                     side="above")
         # queries and keys: the softmax under the mask gives the weights
-        _flow_arrow(ax, (right_mid, row_1 + band + 2), (right_mid, row_2 - 47), "softmax,\nмаска")
+        _flow_arrow(ax, (right_mid, row_1 + band + 2), (right_mid, row_2 - 47), words["whole_layer.softmax"])
         caption(right_mid, row_2 - 17, f"$A^{{({head})}}$: {_shape(1, tokens, tokens)}")
         for key in range(tokens):
             caption(right_col + (key + 0.5) * FLOW_WEIGHT, row_2 - 2, f"n={key}")
@@ -212,7 +215,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
                    hidden=np.triu(np.ones((tokens, tokens), bool), k=1), diagonal=True, cell=FLOW_WEIGHT)
         # values: no rotation, straight down to H = A V
         _flow_arrow(ax, (left_mid, row_1 + band + 2), (left_mid, row_2 - 33),
-                    f"$V^{{({head})}}$:\nбез поворота", along=0.45)
+                    f"$V^{{({head})}}$:\n" + words["whole_layer.no_rotation"], along=0.45)
         caption(left_mid, row_2 - 3, f"$H^{{({head})}}=A^{{({head})}}V^{{({head})}}$\n{_shape(1, tokens, d_h)}")
         _flow_grid(ax, outputs[head], left_col, row_2, head_of_column=cols)
         _flow_arrow(ax, (right_col, row_2 + band / 2), (left_col + narrow, row_2 + band / 2))
@@ -267,14 +270,15 @@ def two_jobs(two_heads: np.ndarray, one_head: np.ndarray, *, threshold: float = 
     Cells below ``threshold`` carry no number, so the pattern reads at once.
     """
     tables = [np.asarray(two_heads[0]), np.asarray(two_heads[1]), np.asarray(one_head)]
-    titles = ["голова 0:\nпредыдущий токен", "голова 1:\nпервый токен", "одна голова\nна всю ширину"]
+    words = texts("ch30_figures")
+    titles = [words["two_jobs.previous"], words["two_jobs.first"], words["two_jobs.one_head"]]
     fig = new_figure(height=3.2)
     axes = fig.subplots(1, 3)
     for index, (ax, table, title) in enumerate(zip(axes, tables, titles, strict=True)):
         image = _job_table(ax, table, title, threshold)
         _positions(ax, query_axis=index == 0)
     _mask_legend(fig)
-    _colorbar(fig, image, axes, "вес внимания")
+    _colorbar(fig, image, axes, words["attention_weight"])
     return fig
 
 
@@ -324,6 +328,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     projection stage: each projected column reads the whole input row. Draw it
     with a ``W_Q`` that is not the identity, or the heads look like slices of ``x``.
     """
+    words = texts("ch30_figures")
     x, q = np.asarray(x, float), np.asarray(q, float)
     tokens, width = x.shape
     head_width = width // heads
@@ -344,7 +349,7 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
         ax.add_patch(FancyArrowPatch(((column + 0.5) * CELL, top), (q_left + 0.5 * CELL, top),
                                      connectionstyle="arc3,rad=-0.3", arrowstyle="-",
                                      color="0.45", linewidth=0.8))
-    ax.text(q_left / 2 + 1.5, top + 1.55, "столбец 0 проекции читает все признаки строки X",
+    ax.text(q_left / 2 + 1.5, top + 1.55, words["head_split.reads_all"],
             ha="center", va="bottom", fontsize=SMALL)
     middle = -tokens / 2
     _arrow(ax, (width * CELL + 0.15, middle), (q_left - 0.15, middle), "$\\cdot W_Q$")
@@ -354,7 +359,8 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
         cols = slice(head * head_width, (head + 1) * head_width)
         _grid(ax, q[:, cols], split_left, top_h, first_group=head)
         ax.text(split_left + head_width * CELL + 0.3, top_h - tokens / 2,
-                f"голова {head}\n[1, {tokens}, {head_width}]", ha="left", va="center", fontsize=SMALL)
+                words["head"].format(head=head) + f"\n[1, {tokens}, {head_width}]", ha="left", va="center",
+                fontsize=SMALL)
     bottom = top - tokens - (heads - 1) * head_step / 2
     ax.text(split_left + head_width * CELL / 2, bottom - 0.3,
             f"[1, {heads}, {tokens}, {head_width}]", ha="center", va="top", fontsize=FONT)
@@ -369,24 +375,25 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
 def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray,
                  raw_top: np.ndarray, scaled_top: np.ndarray, tokens: int) -> Figure:
     """Left: the spread of scores against ``d_h``; right: the mean largest softmax weight."""
+    words = texts("ch30_figures")
     widths = np.asarray(widths, float)
     fig = new_figure(height=3.0)
     left, right = fig.subplots(1, 2)
     left.plot(widths, np.sqrt(widths), ":", color="black", label=r"$\sqrt{d_h}$")
     left.plot(widths, raw_std, "o", color="black", label=r"$q\cdot k$")
     left.plot(widths, scaled_std, "s--", color="0.45", label=r"$q\cdot k\,/\sqrt{d_h}$")
-    left.set_ylabel("разброс оценок (ст. откл.)")
-    right.plot(widths, raw_top, "o-", color="black", label=r"оценки $q\cdot k$")
-    right.plot(widths, scaled_top, "s--", color="0.45", label=r"оценки $q\cdot k\,/\sqrt{d_h}$")
-    right.axhline(1.0 / tokens, linestyle=":", color="0.3", label=f"поровну: 1/{tokens}")
+    left.set_ylabel(words["score_spread.spread"])
+    right.plot(widths, raw_top, "o-", color="black", label=words["score_spread.raw"])
+    right.plot(widths, scaled_top, "s--", color="0.45", label=words["score_spread.scaled"])
+    right.axhline(1.0 / tokens, linestyle=":", color="0.3", label=words["score_spread.uniform"].format(tokens=tokens))
     right.set_ylim(0, 1.02)
-    right.set_ylabel("средний наибольший вес")
+    right.set_ylabel(words["score_spread.top_weight"])
     left.legend(frameon=False, loc="upper left")
     right.legend(frameon=False, loc="center right", bbox_to_anchor=(1.0, 0.6))
     for ax in (left, right):
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [f"{int(w)}" for w in widths])
-        ax.set_xlabel(r"ширина головы $d_h$")
+        ax.set_xlabel(words["score_spread.width"])
     return fig
 
 
@@ -425,7 +432,7 @@ def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figu
         ax.set_yticks([])
     key = ScalarMappable(BoundaryNorm(np.arange(count + 1) - 0.5, count), ListedColormap(shades))
     bar = fig.colorbar(key, ax=list(axes), shrink=0.8, pad=0.02, ticks=range(count))
-    bar.set_label("позиция p")
+    bar.set_label(texts("ch30_figures")["rope_circle.position"])
     return fig
 
 
@@ -433,6 +440,7 @@ def rope_circle(panels: Sequence[tuple[str, np.ndarray, Sequence[int]]]) -> Figu
 def rope_relative(scores: np.ndarray) -> Figure:
     """Left: ``scores [P, P]`` (query position down, key position across);
     right: the same numbers against the offset ``m - n``."""
+    words = texts("ch30_figures")
     scores = np.asarray(scores, float)
     positions = scores.shape[0]
     limit = float(np.max(np.abs(scores)))
@@ -447,7 +455,7 @@ def rope_relative(scores: np.ndarray) -> Figure:
     left.set_xticks(range(positions))
     left.set_yticks(range(positions))
     _positions(left)
-    left.set_title(r"$q_m\cdot k_n$ после RoPE")
+    left.set_title(words["rope_relative.title"])
     fig.colorbar(image, ax=left, shrink=0.8, pad=0.02)
     offsets = np.arange(positions)
     # the curve: one score per offset m - n, read off the first row and column
@@ -457,8 +465,8 @@ def rope_relative(scores: np.ndarray) -> Figure:
     for m in range(positions):       # one series of markers per query row: all on the curve
         right.plot(m - offsets, scores[m], linestyle="none", marker=MARKERS[m], color="0.1",
                    markerfacecolor="none", markersize=6, label=f"m={m}")
-    right.set_xlabel("смещение m − n")
-    right.set_ylabel(r"оценка $q_m\cdot k_n$")
+    right.set_xlabel(words["rope_relative.offset"])
+    right.set_ylabel(words["rope_relative.score"])
     right.set_xticks(range(1 - positions, positions, 2))
     right.legend(frameon=False, ncols=3, loc="lower center", bbox_to_anchor=(0.5, 1.0),
                  columnspacing=0.8, handlelength=1.6)
@@ -494,7 +502,7 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
         ax.xaxis.tick_top()
         ax.set_title(title, pad=24)
         ax.set_xlabel("y = [" + ", ".join(output) + "]")
-    axes[0].set_ylabel("$u_r$, строка r:\nголова 0 | голова 1")
+    axes[0].set_ylabel(texts("ch30_figures")["output_mixing.rows"])
     return fig
 
 
@@ -505,15 +513,17 @@ def learned_losses(runs: Sequence[tuple[str, np.ndarray, np.ndarray]], bound: fl
     """Each run as ``(label, steps, losses)``: its held-out loss at those steps, on a log scale,
     one line style and marker per run, and the line ``bound`` that no one-head layer goes below
     on the same sequences."""
+    words = texts("ch30_figures")
     fig = new_figure(height=3.0)
     ax = fig.add_subplot()
-    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4, label=f"предел одной головы: {bound:.3f}")
+    ax.axhline(bound, linestyle="-", color="0.75", linewidth=4,
+               label=words["learned_losses.bound"].format(bound=bound))
     for (label, steps, losses), style, marker in zip(runs, LINE_STYLES, MARKERS, strict=False):
         ax.plot(np.asarray(steps, float), np.asarray(losses, float), style, marker=marker, markersize=5,
                 color="black", markerfacecolor="white", linewidth=1.2, label=label)
     ax.set_yscale("log")
-    ax.set_xlabel("шаг обучения")
-    ax.set_ylabel("средний квадрат ошибки\nна новых последовательностях")
+    ax.set_xlabel(words["learned_losses.step"])
+    ax.set_ylabel(words["learned_losses.loss"])
     ax.legend(frameon=False, loc="center right")
     return fig
 
@@ -523,14 +533,15 @@ def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure
     """Each panel ``(title, outputs [N, 2], targets [N, 2])``: the layer's two predicted columns
     ``(y_0, y_4)`` as circles, what they should be, ``(z_{m-1}, z_0)``, as grey crosses. Where the
     circles lie on one line (one head: both columns are one number), the line is drawn dashed."""
+    words = texts("ch30_figures")
     fig = new_figure(height=3.3)
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
     for ax, (title, outputs, targets) in zip(axes, panels, strict=True):
         outputs, targets = np.asarray(outputs, float), np.asarray(targets, float)
         ax.scatter(targets[:, 0], targets[:, 1], marker="x", s=16, color="0.55", linewidths=0.8,
-                   label="цель $(z_{m-1},\\,z_0)$")
+                   label=words["output_pairs.target"])
         ax.scatter(outputs[:, 0], outputs[:, 1], marker="o", s=14, facecolors="none", edgecolors="black",
-                   linewidths=0.7, label="выход $(y_0,\\,y_4)$")
+                   linewidths=0.7, label=words["output_pairs.output"])
         centre = outputs.mean(axis=0)
         _, spread, directions = np.linalg.svd(outputs - centre, full_matrices=False)
         if spread[1] <= 1e-6 * spread[0]:            # collinear: draw the line they lie on
@@ -538,12 +549,12 @@ def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure
             ends = centre + np.outer([-reach, reach], directions[0])
             ax.plot(ends[:, 0], ends[:, 1], "--", color="black", linewidth=1.0)
         ax.set_title(title)
-        ax.set_xlabel("$y_0$ и $z_{m-1}$")
+        ax.set_xlabel(words["output_pairs.x"])
         ax.set_aspect("equal")
     reach = 1.05 * max(np.abs(np.asarray(t, float)).max() for _, _, t in panels)
     axes[0].set_xlim(-reach, reach)
     axes[0].set_ylim(-reach, reach)
-    axes[0].set_ylabel("$y_4$ и $z_0$")
+    axes[0].set_ylabel(words["output_pairs.y"])
     axes[0].legend(loc="upper left", fontsize=SMALL, frameon=True, framealpha=0.9)
     return fig
 
@@ -561,5 +572,5 @@ def learned_maps(rows: Sequence[Sequence[tuple[str, np.ndarray]]], *, threshold:
             if r < len(rows) - 1:
                 axes[r, c].set_xlabel("")
     _mask_legend(fig)
-    _colorbar(fig, image, axes.ravel(), "вес внимания")
+    _colorbar(fig, image, axes.ravel(), texts("ch30_figures")["attention_weight"])
     return fig

@@ -1,5 +1,5 @@
-"""Упражнения главы 31 как таблицы (условия — в тетрадке, тексты — в ``ru/ch31.py``); в тетрадке —
-``ex31``. Варианты пронумерованы 1–4, как в главе 30 (буквы A, B, … здесь — тензоры и оси).
+"""Chapter 31's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch31.py``); the
+notebook calls it ``ex31``. Options are numbered 1-4, as in chapter 30 (letters A, B, ... name tensors and axes here).
 """
 
 from __future__ import annotations
@@ -128,7 +128,7 @@ E10 = Questions("31.10", fields=[
         lambda v, right: near(v, 1 / right) and "inverse"))])
 
 # 31.11: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
-# tests/test_training_lab.py so the checker does not train: 1 «учится», 2 «не учится»
+# tests/test_training_lab.py so the checker does not train: option 1 "learns", option 2 "does not learn"
 E11 = Questions("31.11", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
                                  option("post", 2, {1: "learns", 4: "breaks"})])
 

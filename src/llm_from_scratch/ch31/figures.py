@@ -23,6 +23,7 @@ from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
 from ..book import figure_style as style
 from ..book.figure_style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
+from ..text import texts
 
 __all__ = [
     "attention_maps", "block_diagram", "depth_profiles", "gradient_paths", "head0_scores",
@@ -98,13 +99,14 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
 
     ``rows`` maps ``x, N_a, A, x', N_f, F, y`` to the token's ``[d]`` rows.
     """
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.0)
     ax = fig.add_subplot()
     _canvas(ax, 10.0, 3.9)
     line_y, branch_y = 1.0, 2.7
     taps, pluses = (1.3, 5.9), (4.4, 9.0)
     ax.plot([0.2, 9.8], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt",
-            label="остаточный поток")
+            label=words["residual_stream.stream"])
     _arrow(ax, (9.5, line_y), (9.95, line_y), width=4)
     for tap, plus, norm, branch, values in (
             (taps[0], pluses[0], "RMSNorm$_a$", "MHA", ("N_a", "A")),
@@ -127,7 +129,7 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
         rms = float(np.sqrt(np.mean(row ** 2)))
         ax.text(x, line_y - 0.3, f"{name} = {vector_text(row)}\nRMS = {rms:.3f}",
                 ha="center", va="top", fontsize=SMALL, color=INK)
-    ax.set_title(f"Токен {token}: остаточный поток (толстая линия) и две ветви", fontsize=FONT)
+    ax.set_title(words["residual_stream.title"].format(token=token), fontsize=FONT)
     return fig
 
 
@@ -141,14 +143,15 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights`` to text such as
     ``[1, 3, 4]``.
     """
+    words = texts("ch31_figures")
     fig = new_figure(5.2, 4.9)
     ax = fig.add_subplot()
     _canvas(ax, 7.0, 9.6)
     main_x, skip_x = 2.6, 0.6
     # the main line through both branches
-    _box(ax, main_x, 1.75, "RMSNorm$_a$ (свой $g_a$)", width=2.9)
-    _box(ax, main_x, 2.95, "каузальное MHA", width=2.9)
-    _box(ax, main_x, 5.75, "RMSNorm$_f$ (свой $g_f$)", width=2.9)
+    _box(ax, main_x, 1.75, words["block_diagram.norm_a"], width=2.9)
+    _box(ax, main_x, 2.95, words["block_diagram.attention"], width=2.9)
+    _box(ax, main_x, 5.75, words["block_diagram.norm_f"], width=2.9)
     _box(ax, main_x, 6.95, "SwiGLU", width=2.9)
     for start, end in ((0.2, 1.45), (2.05, 2.65), (3.25, 3.98), (4.3, 5.45), (6.05, 6.65), (7.25, 7.98),
                        (8.42, 9.35)):
@@ -156,19 +159,19 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
     for plus_y in (4.2, 8.2):
         _plus(ax, main_x, plus_y)
     # the two residual paths: from the stream below a branch to its "+"
-    for low, plus_y, name in ((1.1, 4.2, "остаточный путь 1"), (5.1, 8.2, "остаточный путь 2")):
+    for number, (low, plus_y) in enumerate(((1.1, 4.2), (5.1, 8.2)), start=1):
         ax.plot([main_x, skip_x, skip_x], [low, low, plus_y], color=INK, linewidth=3)
         _arrow(ax, (skip_x, plus_y), (main_x - 0.23, plus_y), width=3)
-        ax.text(skip_x - 0.12, (low + plus_y) / 2, name, rotation=90, ha="right", va="center",
-                fontsize=SMALL, color=INK)
+        ax.text(skip_x - 0.12, (low + plus_y) / 2, words["block_diagram.path"].format(number=number),
+                rotation=90, ha="right", va="center", fontsize=SMALL, color=INK)
     labels = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
               "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
     for key, (y, name) in labels.items():
         ax.text(main_x + 0.25, y, f"{name}: {shapes[key]}", ha="left",
                 va="center", fontsize=SMALL, color=INK)
-    ax.text(main_x + 1.55, 2.95, f"веса внимания:\n{shapes['weights']}", ha="left", va="center", fontsize=SMALL,
-            color=INK)
-    ax.text(main_x + 1.55, 6.95, "скрытая ширина\n$d_{ff}$", ha="left", va="center", fontsize=SMALL, color=INK)
+    ax.text(main_x + 1.55, 2.95, words["block_diagram.weights"].format(shape=shapes["weights"]), ha="left",
+            va="center", fontsize=SMALL, color=INK)
+    ax.text(main_x + 1.55, 6.95, words["block_diagram.hidden"], ha="left", va="center", fontsize=SMALL, color=INK)
     return fig
 
 
@@ -179,6 +182,7 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
                  probabilities: Sequence[float]) -> Figure:
     """Head 0, query 1: the rotated vectors in the head's plane, then the
     scaled scores and their softmax."""
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.1)
     plane, bars = fig.subplots(1, 2, width_ratios=(1.0, 1.25))
     angles = np.linspace(0, 2 * np.pi, 200)
@@ -187,7 +191,7 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
     query = np.asarray(query, dtype=float)
     plane.annotate("", xy=(0, 2), xytext=(0, 0),
                    arrowprops={"arrowstyle": "-|>", "color": "0.55", "linestyle": "--", "linewidth": 1.2})
-    plane.text(0.1, 2.1, "до поворота", fontsize=SMALL, color="0.35", ha="left", va="bottom")
+    plane.text(0.1, 2.1, words["head0_scores.before"], fontsize=SMALL, color="0.35", ha="left", va="bottom")
     for vector, text, offset in ((keys[0], "$k_0$", (0.0, -0.35)),
                                  (query, "$q_1 = k_1$", (-0.15, 0.25))):
         plane.annotate("", xy=vector, xytext=(0, 0),
@@ -196,13 +200,13 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
                    va="center")
     arc = np.linspace(np.pi / 2, np.pi / 2 + 1.0, 40)
     plane.plot(0.8 * np.cos(arc), 0.8 * np.sin(arc), color=INK, linewidth=1)
-    plane.text(-0.45, 1.0, "1 рад", fontsize=SMALL, ha="right", va="center")
+    plane.text(-0.45, 1.0, words["head0_scores.radian"], fontsize=SMALL, ha="right", va="center")
     plane.set_xlim(-2.5, 2.5)
     plane.set_ylim(-0.8, 2.6)
     plane.set_aspect("equal")
-    plane.set_xlabel("координата 0")
-    plane.set_ylabel("координата 1")
-    plane.set_title("голова 0, позиции 0 и 1")
+    plane.set_xlabel(words["head0_scores.coordinate"].format(index=0))
+    plane.set_ylabel(words["head0_scores.coordinate"].format(index=1))
+    plane.set_title(words["head0_scores.plane"])
     positions = np.arange(2)
     scaled = np.asarray(scaled, dtype=float)
     bars.barh(positions, scaled, color=["0.8", "0.35"], edgecolor=INK)   # labels name the keys
@@ -212,10 +216,10 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
         bars.text(score + (0.15 if inside else -0.15), index, f"{score:.3f}\np = {p:.6f}".replace("-", "−"),
                   ha="left" if inside else "right", va="center", fontsize=SMALL,
                   color=INK if inside else "white")
-    bars.set_yticks(positions, ["ключ 0", "ключ 1"])
+    bars.set_yticks(positions, [words["head0_scores.key"].format(key=key) for key in positions])
     bars.set_xlim(-3.2, 3.4)
-    bars.set_xlabel("оценка $q_1 \\cdot k / \\sqrt{2}$")
-    bars.set_title("оценки и softmax")
+    bars.set_xlabel(words["head0_scores.score"])
+    bars.set_title(words["head0_scores.bars"])
     return fig
 
 
@@ -224,13 +228,14 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
 @styled
 def attention_maps(weights: np.ndarray) -> Figure:
     """``weights: [h, T, T]``: one annotated heatmap per head, hidden keys hatched."""
+    words = texts("ch31_figures")
     weights = np.asarray(weights, dtype=float)
     fig = new_figure(style.MAX_WIDTH, 3.0)
     axes = fig.subplots(1, weights.shape[0])
     image = None
     for head, ax in enumerate(np.atleast_1d(axes)):
-        image = attention_heatmap(ax, weights[head], title=f"голова {head}", decimals=3)
-    fig.colorbar(image, ax=axes, shrink=0.85, label="вероятность")
+        image = attention_heatmap(ax, weights[head], title=words["head"].format(head=head), decimals=3)
+    fig.colorbar(image, ax=axes, shrink=0.85, label=words["attention_maps.probability"])
     return fig
 
 
@@ -244,6 +249,7 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
     ``weight`` (query 1's weight on key 0 in head 0), ``output`` (``x'_1``):
     ``lesson31.token_summary`` of a ``FirstStage``.
     """
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.7)
     ax = fig.add_subplot()
     _canvas(ax, 10.0, 6.9)
@@ -268,9 +274,9 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
             _box(ax, 6.6, line_y, "RMSNorm", width=1.4, dashed=False)
         _arrow(ax, (7.6, line_y), (8.05, line_y), width=4)
         ax.text(8.15, line_y, "x'", ha="left", va="center", fontsize=FONT)
-        ax.text(1.0, line_y - 0.4, f"MHA читает строку с RMS {float(data['input_rms']):.3f}",
+        ax.text(1.0, line_y - 0.4, words["pre_post_orders.reads"].format(rms=float(data["input_rms"])),
                 ha="left", va="top", fontsize=SMALL)
-        ax.text(plus + 0.4, branch_y, f"вес ключа 0\nу запроса 1: {float(data['weight']):.3f}",
+        ax.text(plus + 0.4, branch_y, words["pre_post_orders.weight"].format(weight=float(data["weight"])),
                 ha="left", va="center", fontsize=SMALL)
         ax.text(9.95, line_y - 0.4, f"x'₁ = {vector_text(data['output'])}", ha="right", va="top",
                 fontsize=SMALL)
@@ -283,10 +289,11 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
 def sequential_vs_parallel(states: Sequence[float]) -> Figure:
     """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another). Right: every
     attention row reads the inputs it may see directly (one step for all)."""
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 2.5)
     left, right = fig.subplots(1, 2)
     tokens = len(states)
-    for ax, title in ((left, "рекуррентная сеть"), (right, "каузальное внимание")):
+    for ax, title in ((left, words["sequential_vs_parallel.rnn"]), (right, words["sequential_vs_parallel.attention"])):
         ax.set_xlim(-0.6, tokens - 0.4)
         ax.set_ylim(-0.75, 2.2)
         ax.axis("off")
@@ -302,13 +309,15 @@ def sequential_vs_parallel(states: Sequence[float]) -> Figure:
         if t:
             left.annotate("", xy=(t - 0.33, 1.4), xytext=(t - 0.67, 1.4),
                           arrowprops={"arrowstyle": "-|>", "color": INK, "linewidth": 2})
-        left.text(t, -0.55, f"шаг {t + 1}", ha="center", va="center", fontsize=SMALL)
+        left.text(t, -0.55, words["sequential_vs_parallel.step"].format(step=t + 1), ha="center", va="center",
+                  fontsize=SMALL)
         right.text(t, 1.4, f"$y_{t}$", ha="center", va="center", fontsize=FONT,
                    bbox={"boxstyle": "round", "facecolor": BRANCH_FILL, "edgecolor": INK})
         for k in range(t + 1):
             right.annotate("", xy=(t, 1.15), xytext=(k, 0.25),
                            arrowprops={"arrowstyle": "-|>", "color": INK, "linewidth": 0.9})
-        right.text(t, -0.55, "шаг 1", ha="center", va="center", fontsize=SMALL)
+        right.text(t, -0.55, words["sequential_vs_parallel.step"].format(step=1), ha="center", va="center",
+                   fontsize=SMALL)
     return fig
 
 
@@ -330,9 +339,10 @@ def _log_axis(ax: Axes) -> None:
 
 @styled
 def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[str, str]) -> Figure:
-    """One row per setting (``panels`` maps a title such as ``"масштаб весов 1"``
+    """One row per setting (``panels`` maps a title such as ``"weight scale 1"``
     to ``{variant: DepthRun}``): left, the RMS of the stream after each layer;
     right, the gradient norm of each block's parameters on a log scale."""
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 2.45 * len(panels) + 0.5)
     axes = np.atleast_2d(fig.subplots(len(panels), 2))
     for (rms_ax, grad_ax), (title, runs) in zip(axes, panels.items(), strict=True):
@@ -341,15 +351,15 @@ def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[s
             _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
             _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
         rms_ax.set_ylim(bottom=0)
-        rms_ax.set_ylabel("RMS потока")
-        rms_ax.set_title(f"{title}: поток")
+        rms_ax.set_ylabel(words["depth_profiles.rms"])
+        rms_ax.set_title(words["depth_profiles.rms_title"].format(title=title))
         _log_axis(grad_ax)
-        grad_ax.set_ylabel("норма градиента блока")
-        grad_ax.set_title(f"{title}: градиенты")
+        grad_ax.set_ylabel(words["depth_profiles.gradient"])
+        grad_ax.set_title(words["depth_profiles.gradient_title"].format(title=title))
         for ax in (rms_ax, grad_ax):
             ax.grid(True, color="0.9", linewidth=0.6)
-    axes[-1, 0].set_xlabel("слой l (0 — вход)")
-    axes[-1, 1].set_xlabel("слой l")
+    axes[-1, 0].set_xlabel(words["depth_profiles.layer_input"])
+    axes[-1, 1].set_xlabel(words["depth_profiles.layer"])
     handles = {}
     for ax in axes[:, 0]:
         handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
@@ -363,10 +373,12 @@ REFERENCE_LABEL = "∝ 1/√L"
 @styled
 def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.ndarray]],
                  labels: Mapping[str, str], *, reference: Mapping[str, float] | None = None,
-                 quantity: str = "норма градиента\nверхнего блока") -> Figure:
+                 quantity: str | None = None) -> Figure:
     """A gradient norm of the top block against the depth L of the stack, one
     panel per setting (``panels`` maps a title to ``{variant: [len(depths)]}``).
-    ``reference`` maps a panel title to ``c``: a thin dashed curve ``c/√L``."""
+    ``reference`` maps a panel title to ``c``: a thin dashed curve ``c/√L``; ``quantity`` names
+    the y axis (by default the gradient norm of the top block)."""
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.3)
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
     depths = np.asarray(depths)
@@ -378,9 +390,9 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
                     linewidth=1.0, label=REFERENCE_LABEL)
         _log_axis(ax)
         ax.set_title(title)
-        ax.set_xlabel("глубина стека L")
+        ax.set_xlabel(words["top_gradient.depth"])
         ax.grid(True, color="0.9", linewidth=0.6)
-    axes[0].set_ylabel(quantity)
+    axes[0].set_ylabel(words["top_gradient.quantity"] if quantity is None else quantity)
     handles = {}
     for ax in axes:
         handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
@@ -408,6 +420,7 @@ def gradient_paths() -> Figure:
     ``I`` of the Jacobian), the other goes back through the branch (``J_N^T
     J_f^T`` in Pre, ``J_f^T`` in Post); in Post every path also crosses the
     norm on the stream, which divides it by the RMS there."""
+    words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
     _canvas(ax, 10.0, 9.8)
@@ -421,7 +434,7 @@ def gradient_paths() -> Figure:
         ax.text(9.65, line_y, "y", ha="left", va="center", fontsize=FONT)
         # the path on the stream, under the line, from the output to the input
         _gradient_arrow(ax, (9.4, grad_y), (0.5, grad_y))
-        ax.text(0.55, grad_y - 0.2, "градиент к входу", ha="left", va="top", fontsize=SMALL, color=INK)
+        ax.text(0.55, grad_y - 0.2, words["gradient_paths.to_input"], ha="left", va="top", fontsize=SMALL, color=INK)
         for index, start in enumerate((0.9, 5.1)):
             plus = start + 2.4
             source = "x" if index == 0 else "x′"
@@ -454,9 +467,6 @@ def gradient_paths() -> Figure:
 
 # -- 10. training ----------------------------------------------------------------
 
-SEEDS_LABEL = "тонкие линии: другие зёрна"
-
-
 def _running_mean(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.ndarray]:
     """Steps ``0 … n-1`` and the mean of the last ``window`` losses (fewer at the start)."""
     losses = np.asarray(losses, dtype=float)
@@ -478,6 +488,7 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
     label. ``seeds`` (title -> label -> several runs) adds a thin curve per
     run in the style of its label. ``schedules`` (label -> learning rate per
     step) adds a panel below."""
+    words = texts("ch31_figures")
     rows = 2 if schedules else 1
     fig = new_figure(style.MAX_WIDTH, 3.1 + 1.3 * (rows - 1))
     grid = fig.add_gridspec(rows, len(panels), height_ratios=(2.4, 1.0)[:rows])
@@ -499,9 +510,9 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
         for index, (text, value) in enumerate(references.items()):
             ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[index % 2], label=text)
         ax.set_title(title)
-        ax.set_xlabel("шаг (итерация)")
+        ax.set_xlabel(words["training_curves.step"])
         ax.grid(True, color="0.9", linewidth=0.6)
-    axes[0].set_ylabel(f"потери (среднее\nза {window} шагов)")
+    axes[0].set_ylabel(words["training_curves.loss"].format(window=window))
     for ax in axes[1:]:
         ax.sharey(axes[0])
         ax.tick_params(labelleft=False)
@@ -509,8 +520,8 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
         lr_ax = fig.add_subplot(grid[1, :])
         for label, rates in schedules.items():
             lr_ax.plot(np.arange(len(rates)), rates, label=label, linewidth=1.6, **look(label))
-        lr_ax.set_ylabel("скорость\nобучения η")
-        lr_ax.set_xlabel("шаг (итерация)")
+        lr_ax.set_ylabel(words["training_curves.rate"])
+        lr_ax.set_xlabel(words["training_curves.step"])
         lr_ax.set_ylim(bottom=0)
         lr_ax.grid(True, color="0.9", linewidth=0.6)
         lr_ax.legend(loc="lower right", frameon=False)
@@ -519,7 +530,7 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
         handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)
                         if not text.startswith("_")})
     if seeds:
-        handles[SEEDS_LABEL] = Line2D([], [], color="0.3", linewidth=0.9)
+        handles[words["training_curves.seeds"]] = Line2D([], [], color="0.3", linewidth=0.9)
     fig.legend(list(handles.values()), list(handles), loc="outside upper center",
                ncols=min(3, len(handles)), frameon=False)
     return fig

@@ -1,0 +1,42 @@
+"""Слова рисунков главы 31 (русское издание): ``{"рисунок.роль": текст}``; ключи без точки — общие для
+нескольких рисунков главы. Текст с полями ``{имя}`` заполняет ``format``; остальные (в том числе с
+формулами ``$...$``) выводятся как есть. Обозначения (x, N_a, MHA, RMSNorm, Pre, Post) остаются в коде.
+"""
+
+TEXT = {
+    "head": "голова {head}",
+    "residual_stream.stream": "остаточный поток",
+    "residual_stream.title": "Токен {token}: остаточный поток (толстая линия) и две ветви",
+    "block_diagram.norm_a": "RMSNorm$_a$ (свой $g_a$)",
+    "block_diagram.attention": "каузальное MHA",
+    "block_diagram.norm_f": "RMSNorm$_f$ (свой $g_f$)",
+    "block_diagram.path": "остаточный путь {number}",
+    "block_diagram.weights": "веса внимания:\n{shape}",
+    "block_diagram.hidden": "скрытая ширина\n$d_{ff}$",
+    "head0_scores.before": "до поворота",
+    "head0_scores.radian": "1 рад",
+    "head0_scores.coordinate": "координата {index}",
+    "head0_scores.plane": "голова 0, позиции 0 и 1",
+    "head0_scores.key": "ключ {key}",
+    "head0_scores.score": "оценка $q_1 \\cdot k / \\sqrt{2}$",
+    "head0_scores.bars": "оценки и softmax",
+    "attention_maps.probability": "вероятность",
+    "pre_post_orders.reads": "MHA читает строку с RMS {rms:.3f}",
+    "pre_post_orders.weight": "вес ключа 0\nу запроса 1: {weight:.3f}",
+    "sequential_vs_parallel.rnn": "рекуррентная сеть",
+    "sequential_vs_parallel.attention": "каузальное внимание",
+    "sequential_vs_parallel.step": "шаг {step}",
+    "depth_profiles.rms": "RMS потока",
+    "depth_profiles.rms_title": "{title}: поток",
+    "depth_profiles.gradient": "норма градиента блока",
+    "depth_profiles.gradient_title": "{title}: градиенты",
+    "depth_profiles.layer_input": "слой l (0 — вход)",
+    "depth_profiles.layer": "слой l",
+    "top_gradient.quantity": "норма градиента\nверхнего блока",
+    "top_gradient.depth": "глубина стека L",
+    "gradient_paths.to_input": "градиент к входу",
+    "training_curves.step": "шаг (итерация)",
+    "training_curves.loss": "потери (среднее\nза {window} шагов)",
+    "training_curves.rate": "скорость\nобучения η",
+    "training_curves.seeds": "тонкие линии: другие зёрна",
+}
