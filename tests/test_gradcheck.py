@@ -1,6 +1,6 @@
 """The gradient checker itself: it fails a wrong VJP and says where, and it puts back what it moved.
 
-(The worked examples' checks are in the chapters' reports, pinned by tests/golden; random layers are
+(The worked examples' gradients are checked in the chapters' reports, tests/test_reports.py; random layers are
 checked in test_properties.py.)
 """
 

@@ -23,6 +23,18 @@ def identical(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+def rows_unchanged(output: np.ndarray, changed: np.ndarray) -> list[bool]:
+    """Per token of the first sequence: is its row of ``changed`` bitwise its row of ``output``? Both
+    ``[B, T, d_model]``, ``changed`` from the input with only the last token changed."""
+    return [identical(a, b) for a, b in zip(output[0], changed[0], strict=True)]
+
+
+def future_probabilities_zero(weights: np.ndarray) -> bool:
+    """Every key to the right of its query gets exactly zero: ``weights: [B, h, T, T]``."""
+    future = np.triu(np.ones(weights.shape[-2:], dtype=bool), k=1)
+    return bool(np.all(weights[..., future] == 0.0))
+
+
 def tensors_of(record: object) -> list[Tensor]:
     """Every Tensor of a forward record, those of nested records included."""
     found = []
@@ -32,30 +44,11 @@ def tensors_of(record: object) -> list[Tensor]:
     return found
 
 
-def worked_example(layer, x_value: np.ndarray, perturbed: np.ndarray, upstream: np.ndarray) -> dict:
-    """One forward and backward pass of ``layer`` and the causal checks: the findings both reports share.
-
-    ``perturbed`` is ``x_value`` with only the last token changed: rows 0 and 1 of the output must stay bit for
-    bit, row 2 must change. The tape is released at the end; its values stay readable.
-    """
-    x = Tensor(x_value, requires_grad=True)
-    forward = layer.forward(x)
-    output, changed = forward.output.value, layer.forward(Tensor(perturbed)).output.value
-    forward.output.backward(upstream)
-    gradients = tuple(p.grad.copy() for p in layer.parameters())
-    weights = getattr(forward, "attention", forward).attention_weights.value   # [B, h, T, T]
-    future = np.triu(np.ones(weights.shape[-2:], dtype=bool), k=1)
-    facts = dict(
-        input=x_value, forward=forward, upstream=upstream, loss=float(np.sum(output * upstream)),
-        input_gradient=x.grad.copy(), parameter_gradients=gradients, prefix_perturbed_output=changed,
-        future_probabilities_zero=bool(np.all(weights[..., future] == 0.0)),
-        prefix_zero_unchanged=identical(changed[0, 0], output[0, 0]),
-        prefix_one_unchanged=identical(changed[0, 1], output[0, 1]),
-        suffix_changed=not identical(changed[0, 2], output[0, 2]),
-        tape_finite=all(bool(np.isfinite(v).all())
-                        for v in [*(t.value for t in tensors_of(forward)), x.grad, *gradients]))
-    forward.output.release()
-    return facts
+def tape_finite(layer, x: Tensor, record: object) -> bool:
+    """After a pass forward and backward: every value of the forward record, ``x.grad`` and every parameter's
+    ``grad`` are finite."""
+    arrays = [t.value for t in tensors_of(record)] + [x.grad] + [p.grad for p in layer.parameters()]
+    return all(bool(np.isfinite(a).all()) for a in arrays)
 
 
 def replays_bitwise(layer_factory: Callable[[], object], x_value: np.ndarray, upstream: np.ndarray) -> bool:

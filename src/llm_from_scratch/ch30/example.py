@@ -1,8 +1,7 @@
-"""Chapter 30 evidence: causal multi-head attention on the worked example.
+"""Chapter 30's worked example, and the learner report and diagram trace measured on it.
 
-Builds the chapter's example (``X``, identity ``W_Q = W_K = W_V``, the
-group-swapping ``W_O``, ``h = 2``, ``d_h = 2``), runs every check the chapter
-describes, and renders the learner report and the diagram trace.
+The example: ``X: [1, 3, 4]``, identity ``W_Q = W_K = W_V``, the group-swapping ``W_O``, ``h = 2``,
+``d_h = 2``. The report and the trace run the layer on it and print each line from what they measured.
 
     python -m llm_from_scratch.ch30          # learner report
     python -m llm_from_scratch.ch30 --trace  # 34-line diagram trace
@@ -10,15 +9,14 @@ describes, and renders the learner report and the diagram trace.
 
 from __future__ import annotations
 
-import functools
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..book import worked_example as common
 from ..book.formats import format_bool, format_list, format_number, format_vector
+from ..book.worked_example import future_probabilities_zero, rows_unchanged, tape_finite
 from ..errors import MultiHeadAttentionError
+from ..gradcheck import GradcheckReport
 from ..heads import merge_heads, split_heads
 from ..parameter import Parameter
 from ..rng import SplitMix64
@@ -80,14 +78,38 @@ def perturbed_input() -> np.ndarray:
     return x
 
 
-# -- evidence -------------------------------------------------------------------
+# -- what the report and the trace measure -------------------------------------
 
-def head_one_values_changed() -> MultiHeadAttentionForward:
-    """The worked example with only head 1's value columns of ``W_V`` changed."""
-    weights = example_weights()
-    weights["value"] = weights["value"].copy()
-    weights["value"][:, HEAD_WIDTH:] += 0.5
-    return build_attention(weights).forward(Tensor(example_input()))
+def example_pass() -> tuple[MultiHeadAttention, Tensor, MultiHeadAttentionForward]:
+    """The chapter's layer on ``X``, forward then backward from ``example_upstream()``: the layer, ``X`` (its
+    ``grad`` filled, as is every parameter's) and the forward record."""
+    layer, x = build_attention(), Tensor(example_input(), requires_grad=True)
+    forward = layer.forward(x)
+    forward.output.backward(example_upstream())
+    return layer, x, forward
+
+
+def head_zero_uniform(weights: np.ndarray) -> bool:    # weights: [B, h, T, T]
+    """Head 0 gives each visible key ``1/(t+1)``: after RoPE its queries and keys are all ``[1, 0]``."""
+    uniform = np.tril(np.ones((TOKENS, TOKENS))) / np.arange(1, TOKENS + 1)[:, None]   # [T, T]
+    return bool(np.max(np.abs(weights[0, 0] - uniform)) <= INVARIANT_TOLERANCE)
+
+
+def heads_distinct(weights: np.ndarray) -> bool:       # weights: [B, h, T, T]
+    """The two heads' tables ``[T, T]`` differ: each head normalises its own causal rows."""
+    return bool(np.max(np.abs(weights[0, 0] - weights[0, 1])) > INVARIANT_TOLERANCE)
+
+
+def split_merge_bitwise(x_value: np.ndarray) -> bool:
+    """``merge_heads(split_heads(X)) == X`` bit for bit: ``[B, T, d_model] -> [B, h, T, d_h] -> [B, T, d_model]``."""
+    return common.identical(merge_heads(split_heads(Tensor(x_value), HEADS)).value, x_value)
+
+
+def common_offset_preserved(layer: MultiHeadAttention, x_value: np.ndarray) -> bool:
+    """Every position moved by the same offset leaves the probabilities as they were: RoPE scores see distances."""
+    weights = layer.forward(Tensor(x_value)).attention_weights.value                       # [B, h, T, T]
+    shifted = layer.forward(Tensor(x_value), MAX_POSITIONS - TOKENS).attention_weights.value
+    return bool(np.max(np.abs(shifted - weights)) <= INVARIANT_TOLERANCE)
 
 
 def head_zero_part(forward: MultiHeadAttentionForward, stage: str) -> np.ndarray:
@@ -97,8 +119,10 @@ def head_zero_part(forward: MultiHeadAttentionForward, stage: str) -> np.ndarray
 
 
 def first_mixing_stage(reference: MultiHeadAttentionForward) -> str:
-    """The first stage at which a change made only in head 1 reaches head 0's part, or ``none``."""
-    changed = head_one_values_changed()
+    """The first stage at which a change made only in head 1 (its value columns) reaches head 0's part, or ``none``."""
+    weights = example_weights()
+    weights["value"][:, HEAD_WIDTH:] += 0.5
+    changed = build_attention(weights).forward(Tensor(example_input()))
     for stage in STAGES:
         if not common.identical(head_zero_part(changed, stage), head_zero_part(reference, stage)):
             return stage
@@ -111,21 +135,24 @@ def mixing_label(stage: str) -> str:
 
 
 def heads_isolated_before_output(reference: MultiHeadAttentionForward) -> bool:
-    """Changing only head 1's value columns leaves head 0's output and its merged columns bitwise unchanged.
-
-    And changing a column of head 0's keys leaves head 1's probabilities unchanged: the heads meet only at ``W_O``.
-    """
-    other_values = head_one_values_changed()
+    """The heads meet only at ``W_O``: a change made only in head 1 (its value columns) first reaches head 0 at
+    the output, and one made only in head 0 (a column of its keys) leaves head 1's probabilities as they were."""
     weights = example_weights()
-    weights["key"] = weights["key"].copy()
     weights["key"][HEAD_WIDTH, 0] = 1.0  # head 0's keys now also read input feature 2
-    other_keys = build_attention(weights).forward(Tensor(example_input()))
-    same, head = common.identical, slice(0, HEAD_WIDTH)
-    return (same(other_values.head_outputs.value[:, 0], reference.head_outputs.value[:, 0])
-            and same(other_values.merged.value[..., head], reference.merged.value[..., head])
-            and not same(other_values.head_outputs.value[:, 1], reference.head_outputs.value[:, 1])
-            and same(other_keys.attention_weights.value[:, 1], reference.attention_weights.value[:, 1])
-            and not same(other_keys.attention_weights.value[:, 0], reference.attention_weights.value[:, 0]))
+    other = build_attention(weights).forward(Tensor(example_input())).attention_weights.value   # [B, h, T, T]
+    before = reference.attention_weights.value
+    return (first_mixing_stage(reference) == "output" and common.identical(other[:, 1], before[:, 1])
+            and not common.identical(other[:, 0], before[:, 0]))
+
+
+def gradient_report() -> GradcheckReport:
+    """Central differences against ``backward`` for ``X`` and the four matrices: ``12 + 4·16 = 76`` coordinates."""
+    return common.gradient_check(build_attention(), example_input(), example_upstream(), GRADIENT_TOLERANCE)
+
+
+def replays_bitwise() -> bool:
+    """Two fresh layers, forward and backward: the same output and gradients bit for bit."""
+    return common.replays_bitwise(build_attention, example_input(), example_upstream())
 
 
 def error_evidence() -> dict[str, MultiHeadAttentionError | None]:
@@ -145,46 +172,23 @@ def error_evidence() -> dict[str, MultiHeadAttentionError | None]:
     })
 
 
-@functools.lru_cache(maxsize=1)
-def learner_evidence() -> SimpleNamespace:
-    """Every finding the report, the trace and the notebook show, measured once per process."""
-    attention, x = build_attention(), example_input()
-    e = SimpleNamespace(**common.worked_example(attention, x, perturbed_input(), example_upstream()))
-    weights = e.forward.attention_weights.value                                     # [1, 2, 3, 3]
-    uniform = np.tril(np.ones((TOKENS, TOKENS))) / np.arange(1, TOKENS + 1)[:, None]
-    shifted = attention.forward(Tensor(x), MAX_POSITIONS - TOKENS).attention_weights.value
-    e.uniform_head_zero = bool(np.max(np.abs(weights[0, 0] - uniform)) <= INVARIANT_TOLERANCE)
-    e.distinct_head_weights = bool(np.max(np.abs(weights[0, 0] - weights[0, 1])) > INVARIANT_TOLERANCE)
-    e.split_merge_bitwise = common.identical(merge_heads(split_heads(Tensor(x), HEADS)).value, x)
-    e.head_isolation_before_output = heads_isolated_before_output(e.forward)
-    e.common_offset_weights_preserved = bool(np.max(np.abs(shifted - weights)) <= INVARIANT_TOLERANCE)
-    parameters, e.output_weight = attention.parameters(), attention.w_o.value
-    e.names, e.shapes, e.count = parameters.names, [p.shape for p in parameters], parameters.count()
-    e.bias_free = common.zero_stays_zero(attention.forward(Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH)))))
-    e.node_distinct = len({id(p) for p in parameters}) == len(parameters)
-    empty = Tensor(np.zeros((0, TOKENS, MODEL_WIDTH)), requires_grad=True)
-    e.empty_forward = build_attention().forward(empty)
-    e.empty_forward.output.backward(np.zeros(empty.shape))  # differentiable with no rows at all
-    e.single_token_weights = attention.forward(Tensor(x[:, :1])).attention_weights.shape
-    e.errors = error_evidence()
-    e.gradients = common.gradient_check(build_attention(), x, example_upstream(), GRADIENT_TOLERANCE)
-    e.replay_bitwise = common.replays_bitwise(build_attention, x, example_upstream())
-    e.alignment = np.array([0.25, 0.75])  # one distribution over two encoder annotations
-    e.earlier_weighted_context = weighted_source_context(e.alignment, [[1.0, 0.0], [0.0, 1.0]])
-    e.single_head_weights = single_head_table(Tensor(x)).value                    # [1, 3, 3]
-    e.all_rows_normalized = (rows_normalized(e.single_head_weights, INVARIANT_TOLERANCE)
-                             and rows_normalized(weights, INVARIANT_TOLERANCE))
-    e.mixing_stage = mixing_label(first_mixing_stage(e.forward))
-    return e
-
-
 # -- report and trace -------------------------------------------------------------
 
 def render_report() -> str:
-    """The learner report: one ``key=...`` line per finding, in the course's order and format."""
-    e, b, shape = learner_evidence(), format_bool, format_list
-    f, g = e.forward, [c.coordinates for c in e.gradients.checks]
-    tables = e.single_head_weights.size // TOKENS**2, f.attention_weights.value.size // TOKENS**2
+    """The learner report: one ``key=...`` line per finding, in the seed's order and format."""
+    layer, x, f = example_pass()                                  # f: every stage of STAGES
+    upstream, parameters = example_upstream(), layer.parameters()  # upstream: [1, T, d_model]
+    weights = f.attention_weights.value                            # [1, h, T, T]
+    changed = layer.forward(Tensor(perturbed_input())).output.value   # [1, T, d_model], a new last token
+    same = rows_unchanged(f.output.value, changed)                 # one flag per token
+    gradients = gradient_report()
+    g = [check.coordinates for check in gradients.checks]          # X, W_Q, W_K, W_V, W_O
+    zero_input = layer.forward(Tensor(np.zeros(x.shape)))          # a bias anywhere would show up here
+    empty = build_attention().forward(Tensor(np.zeros((0, TOKENS, MODEL_WIDTH))))   # no sequences at all
+    single_head = single_head_table(Tensor(x.value)).value         # one table for the whole row: [1, T, T]
+    alignment = np.array([0.25, 0.75])  # the earlier attention: one distribution over two encoder annotations
+    normalized = all(rows_normalized(table, INVARIANT_TOLERANCE) for table in (single_head, weights))
+    b, shape = format_bool, format_list
     lines = [
         "chapter=30-multi-head-attention",
         "prediction=projection creates two learned feature lanes; each lane normalizes its own causal rows; "
@@ -192,42 +196,44 @@ def render_report() -> str:
         f"config=batch:{BATCH} tokens:{TOKENS} d_model:{MODEL_WIDTH} heads:{HEADS} d_h:{HEAD_WIDTH} offset:0 "
         f"capacity:{MAX_POSITIONS} rope_base:{ROPE_BASE:.6f} bias:false",
         *(f"{key}=shape:{shape(value.shape)} values:{format_vector(value)}" for key, value in (
-            ("input", e.input), *((stage, getattr(f, stage).value) for stage in STAGES[:-1]),
-            ("output_weight", e.output_weight),
-            ("output", f.output.value))),
-        f"heads=head_0_uniform:{b(e.uniform_head_zero)} head_1_distinct:{b(e.distinct_head_weights)} "
-        f"future_probabilities_zero:{b(e.future_probabilities_zero)}",
-        f"prefix_perturbed_output={format_vector(e.prefix_perturbed_output)} "
-        f"position_0_unchanged:{b(e.prefix_zero_unchanged)} position_1_unchanged:{b(e.prefix_one_unchanged)} "
-        f"position_2_changed:{b(e.suffix_changed)}",
-        f"layout=split_merge_bitwise:{b(e.split_merge_bitwise)} "
-        f"head_isolation_before_output:{b(e.head_isolation_before_output)} "
-        f"common_offset_weights_preserved:{b(e.common_offset_weights_preserved)} tolerance:{INVARIANT_TOLERANCE:.12f}",
-        f"parameters=names:{format_list(e.names)} shapes:{format_list(map(shape, e.shapes))} count:{e.count} "
-        f"bias_free:{b(e.bias_free)} node_distinct:{b(e.node_distinct)}",
-        f"upstream={format_vector(e.upstream)} loss:{format_number(e.loss)}",
-        f"input_gradient={format_vector(e.input_gradient)}",
-        *(f"{role}_weight_gradient={format_vector(grad)}"
-          for role, grad in zip(PARAMETER_ROLES, e.parameter_gradients, strict=True)),
+            ("input", x.value), *((stage, getattr(f, stage).value) for stage in STAGES[:-1]),
+            ("output_weight", layer.w_o.value), ("output", f.output.value))),
+        f"heads=head_0_uniform:{b(head_zero_uniform(weights))} head_1_distinct:{b(heads_distinct(weights))} "
+        f"future_probabilities_zero:{b(future_probabilities_zero(weights))}",
+        f"prefix_perturbed_output={format_vector(changed)} position_0_unchanged:{b(same[0])} "
+        f"position_1_unchanged:{b(same[1])} position_2_changed:{b(not same[2])}",
+        f"layout=split_merge_bitwise:{b(split_merge_bitwise(x.value))} "
+        f"head_isolation_before_output:{b(heads_isolated_before_output(f))} "
+        f"common_offset_weights_preserved:{b(common_offset_preserved(layer, x.value))} "
+        f"tolerance:{INVARIANT_TOLERANCE:.12f}",
+        f"parameters=names:{format_list(parameters.names)} shapes:{format_list(shape(p.shape) for p in parameters)} "
+        f"count:{parameters.count()} bias_free:{b(common.zero_stays_zero(zero_input))} "
+        f"node_distinct:{b(len({id(p) for p in parameters}) == len(parameters))}",
+        f"upstream={format_vector(upstream)} loss:{format_number(np.sum(f.output.value * upstream))}",
+        f"input_gradient={format_vector(x.grad)}",
+        *(f"{role}_weight_gradient={format_vector(p.grad)}"
+          for role, p in zip(PARAMETER_ROLES, parameters, strict=True)),
         f"gradcheck=input:{g[0]} query:{g[1]} key:{g[2]} value:{g[3]} output:{g[4]} total:{sum(g)} "
-        f"tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(e.gradients.passed)}",
+        f"tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(gradients.passed)}",
         "shapes=" + " ".join(f"{key}:{shape(value)}" for key, value in (
-            ("input", e.input.shape), ("split", f.projected_query_heads.shape),
-            ("rotated", f.rotated_query_heads.shape), ("weights", f.attention_weights.shape),
-            ("head_output", f.head_outputs.shape), ("merged", f.merged.shape),
-            ("output_weight", e.output_weight.shape), ("output", f.output.shape),
-            ("empty_batch_weights", e.empty_forward.attention_weights.shape),
-            ("empty_batch_output", e.empty_forward.output.shape), ("single_token_weights", e.single_token_weights))),
+            ("input", x.shape), ("split", f.projected_query_heads.shape), ("rotated", f.rotated_query_heads.shape),
+            ("weights", f.attention_weights.shape), ("head_output", f.head_outputs.shape),
+            ("merged", f.merged.shape), ("output_weight", layer.w_o.shape), ("output", f.output.shape),
+            ("empty_batch_weights", empty.attention_weights.shape), ("empty_batch_output", empty.output.shape),
+            ("single_token_weights", layer.forward(Tensor(x.value[:, :1])).attention_weights.shape))),
         "errors=" + " ".join(f"{key}:{b(isinstance(error, MultiHeadAttentionError))}"
-                             for key, error in e.errors.items()),
-        f"history=earlier_weighted_context:{format_vector(e.earlier_weighted_context)} "
-        f"earlier_distributions_per_target:{len(np.atleast_2d(e.alignment))} "
-        f"single_head_shape:{shape(e.single_head_weights.shape)} multi_head_shape:{shape(f.attention_weights.shape)} "
-        f"single_head_tables:{tables[0]} multi_head_tables:{tables[1]} rows_normalized:{b(e.all_rows_normalized)} "
-        f"mixing:{e.mixing_stage} modern_example:llama-causal-heads-plus-rope weight_api:dense-teaching-evidence",
-        f"proof=tape_finite:{b(e.tape_finite)} replay:{'bitwise' if e.replay_bitwise else 'mismatch'} "
-        f"heads_distinct:{b(e.distinct_head_weights)} causal:{b(e.future_probabilities_zero)} "
-        f"split_merge:{b(e.split_merge_bitwise)} gradients:{b(e.gradients.passed)}",
+                             for key, error in error_evidence().items()),
+        f"history=earlier_weighted_context:{format_vector(weighted_source_context(alignment, np.eye(2)))} "
+        f"earlier_distributions_per_target:{len(np.atleast_2d(alignment))} "
+        f"single_head_shape:{shape(single_head.shape)} multi_head_shape:{shape(weights.shape)} "
+        f"single_head_tables:{single_head.size // TOKENS**2} multi_head_tables:{weights.size // TOKENS**2} "
+        f"rows_normalized:{b(normalized)} "
+        f"mixing:{mixing_label(first_mixing_stage(f))} modern_example:llama-causal-heads-plus-rope "
+        "weight_api:dense-teaching-evidence",
+        f"proof=tape_finite:{b(tape_finite(layer, x, f))} "
+        f"replay:{'bitwise' if replays_bitwise() else 'mismatch'} "
+        f"heads_distinct:{b(heads_distinct(weights))} causal:{b(future_probabilities_zero(weights))} "
+        f"split_merge:{b(split_merge_bitwise(x.value))} gradients:{b(gradients.passed)}",
         "next=wrap this attention transformation in the first pre-normalized residual path",
     ]
     return "\n".join(lines) + "\n"
@@ -235,19 +241,19 @@ def render_report() -> str:
 
 def render_trace() -> str:
     """The 34-line diagram trace: shapes, head partitions, every causal row, merges, ``W_O``, the prefix proof."""
-    e = learner_evidence()
-    f = e.forward
+    layer, x, f = example_pass()
     weights, heads_out = f.attention_weights.value[0], f.head_outputs.value[0]   # [h, T, T], [h, T, d_h]
     merged, output = f.merged.value[0], f.output.value[0]                       # [T, d_model]
+    same = rows_unchanged(f.output.value, layer.forward(Tensor(perturbed_input())).output.value)  # per token
+    causal = future_probabilities_zero(f.attention_weights.value)
     lines = [
         f"CONFIG|batch={BATCH}|tokens={TOKENS}|model_width={MODEL_WIDTH}|heads={HEADS}|head_width={HEAD_WIDTH}"
         f"|offset=0|max_positions={MAX_POSITIONS}|rope_base={ROPE_BASE:.6f}|bias=false"
         f"|parameter_order={format_list(f'{role}.weight' for role in PARAMETER_ROLES)}|layout=reshape-transpose",
         *(f"SHAPE|stage={stage}|value={format_list(value)}" for stage, value in (
-            ("input", e.input.shape), ("split", f.projected_query_heads.shape),
-            ("rotated", f.rotated_query_heads.shape), ("weights", f.attention_weights.shape),
-            ("head-output", f.head_outputs.shape), ("merged", f.merged.shape),
-            ("output-weight", e.output_weight.shape), ("output", f.output.shape))),
+            ("input", x.shape), ("split", f.projected_query_heads.shape), ("rotated", f.rotated_query_heads.shape),
+            ("weights", f.attention_weights.shape), ("head-output", f.head_outputs.shape),
+            ("merged", f.merged.shape), ("output-weight", layer.w_o.shape), ("output", f.output.shape))),
         *(f"PARTITION|head={head}|columns={format_list(range(head * HEAD_WIDTH, (head + 1) * HEAD_WIDTH))}"
           + "".join(f"|{name}={format_vector(getattr(f, f'{name}_heads').value[0, head])}" for name in (
               "projected_query", "projected_key", "projected_value", "rotated_query", "rotated_key"))
@@ -259,17 +265,18 @@ def render_trace() -> str:
         *(f"MERGED|token={token}" + "".join(f"|head_{head}={format_vector(heads_out[head, token])}"
                                             for head in range(HEADS)) + f"|values={format_vector(merged[token])}"
           for token in range(TOKENS)),
-        *(f"OUTPUT_MAP|row={row}|values={format_vector(values)}" for row, values in enumerate(e.output_weight)),
+        *(f"OUTPUT_MAP|row={row}|values={format_vector(values)}" for row, values in enumerate(layer.w_o.value)),
         *(f"OUTPUT|token={token}|before={format_vector(merged[token])}|after={format_vector(output[token])}"
           for token in range(TOKENS)),
-        f"PREFIX_PROOF|position_0={'bitwise-unchanged' if e.prefix_zero_unchanged else 'changed'}"
-        f"|position_1={'bitwise-unchanged' if e.prefix_one_unchanged else 'changed'}"
-        f"|position_2={'changed' if e.suffix_changed else 'unchanged'}"
-        f"|split_merge={'bitwise' if e.split_merge_bitwise else 'mismatch'}"
-        f"|head_isolation={'before-output' if e.head_isolation_before_output else 'failed'}"
-        f"|future_probabilities={'exact-zero' if e.future_probabilities_zero else 'nonzero'}"
-        f"|common_offset={'preserved' if e.common_offset_weights_preserved else 'changed'}"
-        f"|tolerance={INVARIANT_TOLERANCE:.12f}|parameters={e.count}|gradchecks={e.gradients.total}",
+        f"PREFIX_PROOF|position_0={'bitwise-unchanged' if same[0] else 'changed'}"
+        f"|position_1={'bitwise-unchanged' if same[1] else 'changed'}"
+        f"|position_2={'unchanged' if same[2] else 'changed'}"
+        f"|split_merge={'bitwise' if split_merge_bitwise(x.value) else 'mismatch'}"
+        f"|head_isolation={'before-output' if heads_isolated_before_output(f) else 'failed'}"
+        f"|future_probabilities={'exact-zero' if causal else 'nonzero'}"
+        f"|common_offset={'preserved' if common_offset_preserved(layer, x.value) else 'changed'}"
+        f"|tolerance={INVARIANT_TOLERANCE:.12f}|parameters={layer.parameters().count()}"
+        f"|gradchecks={gradient_report().total}",
     ]
     return "\n".join(lines) + "\n"
 

@@ -10,17 +10,16 @@ describes and renders the learner report and the diagram trace.
 
 from __future__ import annotations
 
-import functools
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..attention import MultiHeadAttention
-from ..block import DecoderBlock, DecoderBlockConfig
+from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from ..book import worked_example as common
 from ..book.formats import format_bool, format_list, format_vector
+from ..book.worked_example import future_probabilities_zero, rows_unchanged, tape_finite
 from ..errors import DecoderBlockError
-from ..parameter import Parameter
+from ..gradcheck import GradcheckReport
+from ..parameter import Parameter, ParameterList
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64
 from ..swiglu import SwiGlu
@@ -90,7 +89,56 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
     return layer_norm_rows(x_value + attention, POST_NORM_EPSILON)
 
 
-# -- evidence -------------------------------------------------------------------
+# -- what the report and the trace measure -------------------------------------
+
+def example_pass() -> tuple[DecoderBlock, Tensor, DecoderBlockForward]:
+    """The chapter's block on ``X``, forward then backward from ``example_upstream()``: the block, ``X`` (its
+    ``grad`` filled, as is every parameter's) and the forward record."""
+    block, x = build_block(), Tensor(example_input(), requires_grad=True)
+    forward = block.forward(x)
+    forward.output.backward(example_upstream())
+    return block, x, forward
+
+
+def shapes(x_value: np.ndarray, forward: DecoderBlockForward) -> dict[str, tuple[int, ...]]:
+    """The seven stages ``[B, T, d_model]``, the weights ``[B, h, T, T]`` after the first norm, the probe logits."""
+    f = forward
+    return {"input": x_value.shape, "attention_norm": f.attention_norm.shape,
+            "attention_weights": f.attention.attention_weights.shape, "attention_branch": f.attention.output.shape,
+            "after_attention": f.after_attention.shape, "feed_forward_norm": f.feed_forward_norm.shape,
+            "feed_forward_branch": f.feed_forward.output.shape, "output": f.output.shape,
+            "probe_logits": (f.output.value @ probe_matrix()).shape}
+
+
+def pre_norm_order(block: DecoderBlock, x_value: np.ndarray, forward: DecoderBlockForward) -> bool:
+    """The block's parts called one by one as the formula reads give its ``x'`` and ``y`` bit for bit:
+    ``x' = x + MHA(RMSNorm(x))``, ``y = x' + FFN(RMSNorm(x'))``."""
+    x_prime = x_value + block.attention.forward(block.attention_norm.forward(Tensor(x_value))).output.value
+    y = x_prime + block.feed_forward.forward(block.feed_forward_norm.forward(Tensor(x_prime))).output.value
+    return common.identical(x_prime, forward.after_attention.value) and common.identical(y, forward.output.value)
+
+
+def post_norm_differs(post: np.ndarray, x_prime: np.ndarray) -> bool:
+    """The original order's first stage ``LayerNorm(x + MHA(x))`` is not the pre-norm ``x'`` (both ``[B, T, d]``)."""
+    return bool(np.max(np.abs(post - x_prime)) > INVARIANT_TOLERANCE)
+
+
+def original_post_norm(post: np.ndarray) -> bool:
+    """Post-LN normalises the stage's own output: every row of ``LayerNorm(x + MHA(x))`` has mean 0."""
+    return bool(np.all(np.abs(post.mean(axis=-1)) <= INVARIANT_TOLERANCE))
+
+
+def modern_pre_norm(x_prime: np.ndarray) -> bool:
+    """Pre-LN leaves the residual stream unnormalised: some row of ``x'`` has a root mean square other than 1."""
+    rms = np.sqrt(np.mean(x_prime ** 2, axis=-1))   # [B, T]
+    return bool(np.any(np.abs(rms - 1.0) > INVARIANT_TOLERANCE))
+
+
+def sequential_recurrence() -> bool:
+    """The RNN-style last state still remembers the first input: it travelled through every step."""
+    inputs = np.array(RNN_INPUTS)
+    return bool(rnn_style_states(inputs * [-1.0, 1.0, 1.0])[-1] != rnn_style_states(inputs)[-1])
+
 
 def bias_free(block: DecoderBlock) -> bool:
     """No part of the block adds a constant: its two branches map a zero input to exactly zero at every
@@ -101,6 +149,16 @@ def bias_free(block: DecoderBlock) -> bool:
                     for norm in (block.attention_norm, block.feed_forward_norm))
     return (norms_odd and common.zero_stays_zero(block.attention.forward(zeros))
             and common.zero_stays_zero(block.feed_forward.forward(zeros)))
+
+
+def stable_order(parameters: ParameterList) -> bool:
+    """The parameters come in the seed's order: first norm, ``W_Q, W_K, W_V, W_O``, second norm, SwiGLU."""
+    return parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER]
+
+
+def gradient_report() -> GradcheckReport:
+    """Central differences against ``backward`` for ``X`` and the nine parameters: ``12 + 120 = 132`` coordinates."""
+    return common.gradient_check(build_block(), example_input(), example_upstream(), GRADIENT_TOLERANCE)
 
 
 def error_evidence() -> dict[str, DecoderBlockError | None]:
@@ -125,79 +183,35 @@ def error_evidence() -> dict[str, DecoderBlockError | None]:
     })
 
 
-@functools.lru_cache(maxsize=1)
-def learner_evidence() -> SimpleNamespace:
-    """Every finding the report, the trace and the notebook show, measured once per process."""
-    block, x = build_block(), example_input()
-    e = SimpleNamespace(**common.worked_example(block, x, perturbed_input(), example_upstream()))
-    f = e.forward
-    e.stages = {"input": x, "attention_norm": f.attention_norm.value, "attention_branch": f.attention.output.value,
-                "after_attention": f.after_attention.value, "feed_forward_norm": f.feed_forward_norm.value,
-                "feed_forward_branch": f.feed_forward.output.value, "output": f.output.value}
-    e.probe_logits = f.output.value @ probe_matrix()
-    # The same components called one by one, in the pre-norm order of the formula.
-    a = block.attention.forward(block.attention_norm.forward(Tensor(x))).output.value
-    n_f = block.feed_forward_norm.forward(Tensor(x + a)).value
-    y = x + a + block.feed_forward.forward(Tensor(n_f)).output.value
-    e.pre_norm_order = common.identical(y, f.output.value) and common.identical(x + a, f.after_attention.value)
-    x_prime = f.after_attention.value
-    e.first_residual_exact = common.identical(x_prime, x + e.stages["attention_branch"])
-    e.second_residual_exact = common.identical(f.output.value, x_prime + e.stages["feed_forward_branch"])
-    e.post_norm_first_stage = post_norm_first_stage(block, x)
-    e.post_norm_differs = bool(np.max(np.abs(e.post_norm_first_stage - f.after_attention.value)) > INVARIANT_TOLERANCE)
-    parameters = block.parameters()
-    e.names, e.tensors, e.scalars = parameters.names, len(parameters), parameters.count()
-    e.bias_free = bias_free(block)
-    e.stable_order = parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER]
-    e.node_distinct = (len({id(p) for p in parameters}) == len(parameters)
-                       and block.attention_norm.gain is not block.feed_forward_norm.gain)
-    e.errors = error_evidence()
-    e.gradients = common.gradient_check(build_block(), x, example_upstream(), GRADIENT_TOLERANCE)
-    e.replay_bitwise = common.replays_bitwise(build_block, x, example_upstream())
-    inputs = np.array(RNN_INPUTS)
-    e.rnn_style_states, changed_first = rnn_style_states(inputs), inputs * [-1.0, 1.0, 1.0]
-    # the last state still remembers the first input: it travelled through every step
-    e.sequential_recurrence = bool(rnn_style_states(changed_first)[-1] != e.rnn_style_states[-1])
-    # Post-LN: the stage's own output is normalised (every row has mean 0)
-    e.original_post_norm = bool(np.all(np.abs(e.post_norm_first_stage.mean(axis=-1)) <= INVARIANT_TOLERANCE))
-    # Pre-LN: the residual stream x' itself stays unnormalised
-    rms = np.sqrt(np.mean(f.after_attention.value ** 2, axis=-1))
-    e.modern_pre_norm = bool(np.any(np.abs(rms - 1.0) > INVARIANT_TOLERANCE))
-    return e
-
-
-def shapes(e: SimpleNamespace) -> dict[str, tuple[int, ...]]:
-    """Shapes in the report's order: seven residual-width tensors, the weights, the probe logits."""
-    found = {key: value.shape for key, value in e.stages.items()}
-    found["attention_weights"] = e.forward.attention.attention_weights.shape
-    found["probe_logits"] = e.probe_logits.shape
-    order = ("input", "attention_norm", "attention_weights", "attention_branch", "after_attention",
-             "feed_forward_norm", "feed_forward_branch", "output", "probe_logits")
-    return {key: found[key] for key in order}
-
-
 # -- report and trace -------------------------------------------------------------
 
 def render_report() -> str:
-    e, b = learner_evidence(), format_bool
-    g = [c.coordinates for c in e.gradients.checks]
+    """The learner report: one ``key=...`` line per finding, in the seed's order and format."""
+    block, x, f = example_pass()
+    x_prime, parameters = f.after_attention.value, block.parameters()         # x': [1, T, d_model]
+    post = post_norm_first_stage(block, x.value)                               # LayerNorm(x + MHA(x)), same shape
+    differs, distinct = post_norm_differs(post, x_prime), len({id(p) for p in parameters}) == len(parameters)
+    same = rows_unchanged(f.output.value, block.forward(Tensor(perturbed_input())).output.value)  # per token
+    gradients = gradient_report()
+    g, b = [check.coordinates for check in gradients.checks], format_bool     # g: X, then the nine parameters
     lines = [
         "chapter=31-decoder-block",
         f"config=batch:{BATCH} tokens:{TOKENS} model_width:{MODEL_WIDTH} heads:{HEADS} head_width:{HEAD_WIDTH} "
         f"feed_forward_width:{FEED_FORWARD_WIDTH} epsilon:{RMS_EPSILON:.6f}",
-        "shape=" + " ".join(f"{key}:{format_list(shape)}" for key, shape in shapes(e).items()),
+        "shape=" + " ".join(f"{key}:{format_list(shape)}" for key, shape in shapes(x.value, f).items()),
         "order=attention_norm->attention->residual->feed_forward_norm->feed_forward->residual "
-        f"pre_norm:{b(e.pre_norm_order)} post_norm_differs:{b(e.post_norm_differs)}",
-        f"causality=prefix_0_bitwise:{b(e.prefix_zero_unchanged)} prefix_1_bitwise:{b(e.prefix_one_unchanged)} "
-        f"suffix_changed:{b(e.suffix_changed)} future_probabilities_zero:{b(e.future_probabilities_zero)}",
-        f"parameters=tensors:{e.tensors} scalars:{e.scalars} bias_free:{b(e.bias_free)} "
-        f"stable_order:{b(e.stable_order)} distinct:{b(e.node_distinct)}",
-        f"gradcheck=input:{g[0]} parameters:{sum(g[1:])} total:{sum(g)} "
-        f"tolerance:{GRADIENT_TOLERANCE:.6f} passed:{b(e.gradients.passed)} tape_finite:{b(e.tape_finite)}",
-        "errors=" + " ".join(f"{key}:{b(isinstance(error, DecoderBlockError))}" for key, error in e.errors.items()),
-        f"history=sequential_recurrence:{b(e.sequential_recurrence)} original_post_norm:{b(e.original_post_norm)} "
-        f"modern_pre_norm:{b(e.modern_pre_norm)} numeric_order_contrast:{b(e.post_norm_differs)}",
-        f"replay={'bitwise' if e.replay_bitwise else 'mismatch'}",
+        f"pre_norm:{b(pre_norm_order(block, x.value, f))} post_norm_differs:{b(differs)}",
+        f"causality=prefix_0_bitwise:{b(same[0])} prefix_1_bitwise:{b(same[1])} suffix_changed:{b(not same[2])} "
+        f"future_probabilities_zero:{b(future_probabilities_zero(f.attention.attention_weights.value))}",
+        f"parameters=tensors:{len(parameters)} scalars:{parameters.count()} bias_free:{b(bias_free(block))} "
+        f"stable_order:{b(stable_order(parameters))} distinct:{b(distinct)}",
+        f"gradcheck=input:{g[0]} parameters:{sum(g[1:])} total:{sum(g)} tolerance:{GRADIENT_TOLERANCE:.6f} "
+        f"passed:{b(gradients.passed)} tape_finite:{b(tape_finite(block, x, f))}",
+        "errors=" + " ".join(f"{key}:{b(isinstance(error, DecoderBlockError))}"
+                             for key, error in error_evidence().items()),
+        f"history=sequential_recurrence:{b(sequential_recurrence())} original_post_norm:{b(original_post_norm(post))} "
+        f"modern_pre_norm:{b(modern_pre_norm(x_prime))} numeric_order_contrast:{b(differs)}",
+        f"replay={'bitwise' if common.replays_bitwise(build_block, x.value, example_upstream()) else 'mismatch'}",
         "next=stack these blocks between token embeddings and a tied vocabulary head",
     ]
     return "\n".join(lines) + "\n"
@@ -205,35 +219,46 @@ def render_report() -> str:
 
 def render_trace() -> str:
     """The 33-line diagram trace of both residual paths."""
-    e, b = learner_evidence(), format_bool
-    g = [c.coordinates for c in e.gradients.checks]
-    weights = e.forward.attention.attention_weights.value[0]                   # [h, T, T]
+    block, x, f = example_pass()
+    x_prime, parameters = f.after_attention.value, block.parameters()         # x': [1, T, d_model]
+    post = post_norm_first_stage(block, x.value)                               # LayerNorm(x + MHA(x)), same shape
+    differs, distinct = post_norm_differs(post, x_prime), len({id(p) for p in parameters}) == len(parameters)
+    same = rows_unchanged(f.output.value, block.forward(Tensor(perturbed_input())).output.value)  # per token
+    gradients = gradient_report()
+    g, b = [check.coordinates for check in gradients.checks], format_bool     # g: X, then the nine parameters
+    weights = f.attention.attention_weights.value                              # [1, h, T, T]
+    logits = f.output.value @ probe_matrix()                                   # [1, T, 3]
     lines = [
         f"CONFIG|batch={BATCH}|tokens={TOKENS}|model_width={MODEL_WIDTH}|heads={HEADS}|head_width={HEAD_WIDTH}"
         f"|feed_forward_width={FEED_FORWARD_WIDTH}|epsilon={RMS_EPSILON:.6f}"
         "|stage_order=[attention-norm,attention,residual-1,feed-forward-norm,feed-forward,residual-2]",
-        *(f"SHAPE|stage={key.replace('_', '-')}|value={format_list(shape)}" for key, shape in shapes(e).items()),
-        *(f"STAGE|name={key.replace('_', '-')}|values={format_vector(value)}" for key, value in e.stages.items()),
-        *(common.weight_record(head, query, weights[head, query]) for head in range(HEADS) for query in range(TOKENS)),
-        f"MERGE|name=attention|identity=input|branch=attention-branch|result=after-attention"
-        f"|exact={b(e.first_residual_exact)}",
-        f"MERGE|name=feed-forward|identity=after-attention|branch=feed-forward-branch|result=output"
-        f"|exact={b(e.second_residual_exact)}",
-        *(f"PROBE|token={token}|values={format_vector(e.probe_logits[0, token])}" for token in range(TOKENS)),
-        f"ORDER_PROOF|pre_norm={b(e.pre_norm_order)}|post_norm_differs={b(e.post_norm_differs)}"
-        f"|post_norm_token_1={format_vector(e.post_norm_first_stage[0, 1])}"
-        f"|pre_norm_token_1={format_vector(e.stages['after_attention'][0, 1])}",
-        f"CAUSAL_PROOF|position_0={'bitwise-unchanged' if e.prefix_zero_unchanged else 'changed'}"
-        f"|position_1={'bitwise-unchanged' if e.prefix_one_unchanged else 'changed'}"
-        f"|position_2={'changed' if e.suffix_changed else 'unchanged'}"
-        f"|future_probabilities={'exact-zero' if e.future_probabilities_zero else 'nonzero'}",
-        f"PARAMETERS|tensors={e.tensors}|scalars={e.scalars}|bias={b(not e.bias_free)}"
-        f"|stable_order={b(e.stable_order)}|distinct={b(e.node_distinct)}|names={format_list(e.names)}",
-        f"GRADIENTS|input={g[0]}|parameters={sum(g[1:])}|total={sum(g)}"
-        f"|tolerance={GRADIENT_TOLERANCE:.6f}|passed={b(e.gradients.passed)}|tape_finite={b(e.tape_finite)}",
-        f"HISTORY|rnn_style_states={format_vector(e.rnn_style_states)}|sequential={b(e.sequential_recurrence)}"
-        f"|original_post_norm={b(e.original_post_norm)}|modern_pre_norm={b(e.modern_pre_norm)}"
-        f"|numeric_order_contrast={b(e.post_norm_differs)}",
+        *(f"SHAPE|stage={key.replace('_', '-')}|value={format_list(shape)}"
+          for key, shape in shapes(x.value, f).items()),
+        *(f"STAGE|name={name}|values={format_vector(value)}" for name, value in (
+            ("input", x.value), ("attention-norm", f.attention_norm.value),
+            ("attention-branch", f.attention.output.value), ("after-attention", x_prime),
+            ("feed-forward-norm", f.feed_forward_norm.value), ("feed-forward-branch", f.feed_forward.output.value),
+            ("output", f.output.value))),
+        *(common.weight_record(head, query, weights[0, head, query])
+          for head in range(HEADS) for query in range(TOKENS)),
+        "MERGE|name=attention|identity=input|branch=attention-branch|result=after-attention"
+        f"|exact={b(common.identical(x_prime, x.value + f.attention.output.value))}",
+        "MERGE|name=feed-forward|identity=after-attention|branch=feed-forward-branch|result=output"
+        f"|exact={b(common.identical(f.output.value, x_prime + f.feed_forward.output.value))}",
+        *(f"PROBE|token={token}|values={format_vector(logits[0, token])}" for token in range(TOKENS)),
+        f"ORDER_PROOF|pre_norm={b(pre_norm_order(block, x.value, f))}|post_norm_differs={b(differs)}"
+        f"|post_norm_token_1={format_vector(post[0, 1])}|pre_norm_token_1={format_vector(x_prime[0, 1])}",
+        f"CAUSAL_PROOF|position_0={'bitwise-unchanged' if same[0] else 'changed'}"
+        f"|position_1={'bitwise-unchanged' if same[1] else 'changed'}"
+        f"|position_2={'unchanged' if same[2] else 'changed'}"
+        f"|future_probabilities={'exact-zero' if future_probabilities_zero(weights) else 'nonzero'}",
+        f"PARAMETERS|tensors={len(parameters)}|scalars={parameters.count()}|bias={b(not bias_free(block))}"
+        f"|stable_order={b(stable_order(parameters))}|distinct={b(distinct)}|names={format_list(parameters.names)}",
+        f"GRADIENTS|input={g[0]}|parameters={sum(g[1:])}|total={sum(g)}|tolerance={GRADIENT_TOLERANCE:.6f}"
+        f"|passed={b(gradients.passed)}|tape_finite={b(tape_finite(block, x, f))}",
+        f"HISTORY|rnn_style_states={format_vector(rnn_style_states(np.array(RNN_INPUTS)))}"
+        f"|sequential={b(sequential_recurrence())}|original_post_norm={b(original_post_norm(post))}"
+        f"|modern_pre_norm={b(modern_pre_norm(x_prime))}|numeric_order_contrast={b(differs)}",
     ]
     return "\n".join(lines) + "\n"
 
