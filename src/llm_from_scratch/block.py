@@ -85,8 +85,6 @@ class DecoderBlock(Layer):
         with chained(DecoderBlockError, f"{STAGE} parameters"):
             self.parameters()  # every name once
 
-    from_parts = classmethod(lambda cls, *a, **k: cls(*a, **k))
-
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
@@ -111,9 +109,6 @@ class DecoderBlock(Layer):
                 with chained(DecoderBlockError, role):
                     parts.append(new(*arguments))
             return cls(*parts)
-
-    def parameter_count(self) -> int:
-        return self.parameters().count()
 
     @checked(check_input, DecoderBlockError, STAGE)
     def forward(self, x: Tensor,

@@ -96,7 +96,7 @@ def two_job_layer(heads: int = 2, *, matched: bool = False) -> MultiHeadAttentio
     weights = two_job_weights(sharpness)
     parameters = [Parameter(f"jobs.{role}.weight", weights[role])
                   for role in ROLES]
-    return MultiHeadAttention.from_parameters(
+    return MultiHeadAttention(
         *parameters, heads=heads, max_positions=JOB_TOKENS,
         rope_base=base)
 
@@ -179,7 +179,7 @@ def example_layer(rope_base: float = ch30.ROPE_BASE, **weights: np.ndarray) -> M
     ``value=``, ``output=`` replace its ``[4, 4]`` matrices."""
     chosen = {**ch30.example_weights(), **weights}
     parameters = [Parameter(f"attention.{role}.weight", chosen[role]) for role in ROLES]
-    return MultiHeadAttention.from_parameters(
+    return MultiHeadAttention(
         *parameters, heads=ch30.HEADS, max_positions=ch30.MAX_POSITIONS,
         rope_base=rope_base)
 
