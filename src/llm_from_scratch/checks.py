@@ -10,6 +10,7 @@ import decimal
 import functools
 import math
 import numbers
+import reprlib
 
 from .errors import LlmFromScratchError
 from .parameter import Parameter
@@ -50,12 +51,17 @@ def is_int(value):
     return isinstance(value, numbers.Integral) and type(value) is not bool
 
 
-def shown(value):
-    """``repr(value)`` cut short for a message; a huge integer by size."""
-    if is_int(value) and abs(int(value)) > 10**30:
-        return f"an integer of {int(value).bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+class Shown(reprlib.Repr):
+    """A value in a message, cut short by ``reprlib`` (``[0, 1, 2, 3, 4,
+    5, ...]``); a huge integer by its size."""
+
+    def repr_int(self, value, level):
+        if abs(value) > 10**30:
+            return f"an integer of {value.bit_length()} bits"
+        return repr(value)
+
+
+shown = Shown().repr
 
 
 def positive_int(value, role, error):
