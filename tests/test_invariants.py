@@ -5,9 +5,10 @@ its reference values."""
 import numpy as np
 import pytest
 
-from llm_from_scratch import (DecoderBlock, DecoderBlockConfig, MultiHeadAttention, Parameter, RmsNorm,
-                              SplitMix64, SwiGlu, Tensor)
+from llm_from_scratch import DecoderBlock, DecoderBlockConfig, MultiHeadAttention, Parameter, RmsNorm, SwiGlu
 from llm_from_scratch.parameter import Layer
+from llm_from_scratch.rng import SplitMix64
+from llm_from_scratch.tensor import Tensor
 
 from worked_examples import build_chapter30_attention, chapter30_input
 
