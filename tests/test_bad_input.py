@@ -509,9 +509,9 @@ ROWS = [
     # --- DecoderBlock(...) --------------------------------------------------------------
     ok("block-from-parts", lambda: parts(), lambda block: len(block.parameters()) == 9),
     bad("block-parts-none", lambda: parts(attention=None), DecoderBlockError,
-        "attention must be a MultiHeadAttention, got NoneType"),
+        "causal multi-head attention must be a MultiHeadAttention, got NoneType"),
     bad("block-parts-swapped", lambda: parts(feed_forward_norm=swiglu()), DecoderBlockError,
-        "feed-forward norm must be a RmsNorm, got SwiGlu"),
+        "feed-forward RMSNorm must be a RmsNorm, got SwiGlu"),
     bad("block-parts-width", lambda: parts(feed_forward_norm=norm("b.ffn_norm.gain", width=5)), DecoderBlockError,
         "feed-forward RMSNorm width must be 4, got 5"),
     bad("block-parts-ffn-output", lambda: parts(feed_forward=swiglu(down=Parameter("d", np.ones((FF, 5))))),
@@ -742,7 +742,7 @@ ROWS += [
     bad("constructor-rmsnorm-array", lambda: RmsNorm(np.ones(D)), RmsNormError,
         "RMSNorm gain must be a Parameter, got ndarray"),
     bad("constructor-block-junk", lambda: DecoderBlock("a", "b", "c", "d"), DecoderBlockError,
-        "decoder-block attention norm must be a RmsNorm, got str"),
+        "decoder-block attention RMSNorm must be a RmsNorm, got str"),
     ok("constructor-attention-holds-four-weights", lambda: MultiHeadAttention(
         eye("q"), eye("k"), eye("v"), eye("o"), H, P, 100.0), lambda layer: layer.parameters().count() == 4 * D * D),
     # --- issue 20, cause 9: messages that name the real cause -------------------------------

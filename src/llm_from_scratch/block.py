@@ -50,21 +50,17 @@ class DecoderBlockForward:
 class DecoderBlock(Layer):
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
-    KINDS: ClassVar = {"attention norm": RmsNorm,  # the parts in order
-                       "attention": MultiHeadAttention,
-                       "feed-forward norm": RmsNorm,
-                       "feed-forward": SwiGlu}
-    ROLES: ClassVar = {  # the parts as error messages name them
-        "attention_norm": "attention RMSNorm",
-        "attention": "causal multi-head attention",
-        "feed_forward_norm": "feed-forward RMSNorm",
-        "feed_forward": "SwiGLU feed-forward"}
+    PARTS: ClassVar = {  # in order: as error messages name them, class
+        "attention_norm": ("attention RMSNorm", RmsNorm),
+        "attention": ("causal multi-head attention", MultiHeadAttention),
+        "feed_forward_norm": ("feed-forward RMSNorm", RmsNorm),
+        "feed_forward": ("SwiGLU feed-forward", SwiGlu)}
 
     def __init__(self, attention_norm: RmsNorm,
                  attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
                  feed_forward: SwiGlu) -> None:
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
-        for (role, kind), part in zip(self.KINDS.items(), parts,
+        for (role, kind), part in zip(self.PARTS.values(), parts,
                                       strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
@@ -104,8 +100,8 @@ class DecoderBlock(Layer):
                 (SwiGlu.new, f"{prefix}.ffn", d, c.feed_forward_width, d,
                  trial))
             parts = []
-            for role, (new, *arguments) in zip(cls.ROLES.values(), recipes,
-                                               strict=True):
+            for (role, _), (new, *arguments) in zip(cls.PARTS.values(),
+                                                    recipes, strict=True):
                 with chained(DecoderBlockError, role):
                     parts.append(new(*arguments))
             return cls(*parts)

@@ -22,7 +22,7 @@ MAX_SIZE = 2**24  # values in one weight, table or draw: 128 MiB of float64
 def checked(check, error, stage):
     """Run ``check(*arguments)`` first; an error from inside becomes
     ``error("role: ...")``, the role of the part that raised it (in the
-    layer's ``ROLES``) or else ``stage``, with the inner error as cause."""
+    layer's ``PARTS``) or else ``stage``, with the inner error as cause."""
     def decorate(function):
         @functools.wraps(function)
         def boundary(*args, **kwargs):
@@ -33,8 +33,8 @@ def checked(check, error, stage):
                     return function(*args, **kwargs)
                 except LlmFromScratchError as inner:
                     part = getattr(inner, "layer", None)
-                    role = next((role for name, role in getattr(
-                        layer, "ROLES", {}).items()
+                    role = next((role for name, (role, _) in getattr(
+                        layer, "PARTS", {}).items()
                         if getattr(layer, name) is part), stage)
                     raise error(f"{role}: {inner}") from inner
             except LlmFromScratchError as raised:
