@@ -78,9 +78,9 @@ test: $(STAMP) $(LAB_OVERRIDES) $(NODE_STAMP) $(COURSE_ZIP)
 	test "$$(cat $(BUILD_STATUS))" = 0 || status=1; \
 	exit $$status
 
-## lint: ruff (pyproject.toml; src/llm_from_scratch/ruff.toml: 76 columns, so the
-## listings the book shows never scroll sideways; not tests/fixtures, whose notebooks
-## break rules on purpose) and zizmor on the CI workflow.
+## lint: ruff (its one configuration is in pyproject.toml; not tests/fixtures, whose
+## notebooks break rules on purpose) and zizmor on the CI workflow. The book's 76
+## columns, so that listings never scroll sideways, are a unit test.
 lint: lint-python lint-workflow
 
 lint-python: $(STAMP)

@@ -28,7 +28,10 @@ from pathlib import Path
 from queue import Empty
 
 import nbformat
+from IPython.core.inputtransformer2 import TransformerManager
 from nbval.kernel import CURRENT_ENV_KERNEL_NAME, start_new_kernel
+
+from llm_from_scratch.book.display import source_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO / "book").glob("ch[0-9]*.ipynb"))
@@ -294,6 +297,29 @@ def width_problems(nb, limit: int = MAX_COLUMNS, output_limit: int = MAX_OUTPUT_
             for line in lines:
                 if len(line) > most:
                     problems.append(f"{describe(index, cell)}: {what} line of {len(line)} characters: {line[:80]!r}")
+    return problems
+
+
+def listing_problems(nb, limit: int = MAX_COLUMNS) -> list[str]:
+    """Lines wider than ``limit`` in what each ``show_source(...)`` of the notebook displays when it runs
+    now: its arguments are looked up through the notebook's own imports, so a listing is checked as the
+    code is, not as it was when the outputs were stored."""
+    namespace: dict = {}
+    calls = []
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for node in ast.walk(ast.parse(TransformerManager().transform_cell(cell.source))):   # %magic as Python
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                exec(compile(ast.Module([node], type_ignores=[]), "<notebook imports>", "exec"), namespace)
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_source":
+                calls.append((index, cell, node.args))
+    problems = []
+    for index, cell, arguments in calls:
+        objects = [eval(compile(ast.Expression(argument), "<listing>", "eval"), namespace) for argument in arguments]
+        for line in fenced_code_lines(source_markdown(*objects)):
+            if len(line) > limit:
+                problems.append(f"{describe(index, cell)}: listing line of {len(line)} characters: {line[:80]!r}")
     return problems
 
 

@@ -103,7 +103,7 @@ def attention(**overrides):
                      value_weight=eye("a.value.weight"), output_weight=eye("a.output.weight"),
                      heads=H, max_positions=P, rope_base=100.0)
     arguments.update(overrides)
-    return MultiHeadAttention.from_parameters(**arguments)
+    return MultiHeadAttention(**arguments)
 
 
 def attention_new(**overrides):
@@ -113,9 +113,9 @@ def attention_new(**overrides):
 
 
 def swiglu(gate=None, up=None, down=None):
-    return SwiGlu.from_parameters(gate or Parameter("f.gate.weight", np.ones((D, FF))),
-                                  up or Parameter("f.up.weight", np.ones((D, FF))),
-                                  down or Parameter("f.down.weight", np.ones((FF, D))))
+    return SwiGlu(gate or Parameter("f.gate.weight", np.ones((D, FF))),
+                  up or Parameter("f.up.weight", np.ones((D, FF))),
+                  down or Parameter("f.down.weight", np.ones((FF, D))))
 
 
 def swiglu_new(**overrides):
@@ -125,14 +125,14 @@ def swiglu_new(**overrides):
 
 
 def norm(name="n.gain", width=D, epsilon=1e-5):
-    return RmsNorm.from_parameters(Parameter(name, np.ones(width)), epsilon)
+    return RmsNorm(Parameter(name, np.ones(width)), epsilon)
 
 
 def parts(**overrides):
     arguments = dict(attention_norm=norm("b.attention_norm.gain"), attention=attention(),
                      feed_forward_norm=norm("b.ffn_norm.gain"), feed_forward=swiglu())
     arguments.update(overrides)
-    return DecoderBlock.from_parts(**arguments)
+    return DecoderBlock(**arguments)
 
 
 def zero_after_attention():
@@ -354,7 +354,7 @@ ROWS = [
         CausalAttentionError, "with tokens, width > 0, got [3, 0]"),
     bad("causal-released", lambda: causal_scaled_dot_product_self_attention(x(T, 2), released(T, 2), x(T, 2)),
         CausalAttentionError, "belongs to a released tape"),
-    # --- MultiHeadAttention.from_parameters ----------------------------------------------
+    # --- MultiHeadAttention(...) --------------------------------------------------------
     ok("mha-from-parameters", lambda: attention(), lambda layer: (layer.heads, layer.head_width) == (H, 2)),
     ok("mha-numpy-integers", lambda: attention(heads=np.int64(2), max_positions=np.int64(6)),
        lambda layer: layer.max_positions == 6),
@@ -445,11 +445,11 @@ ROWS = [
     ok("rmsnorm-from-parameters", lambda: norm(), lambda layer: layer.epsilon == 1e-5),
     ok("rmsnorm-zero-epsilon", lambda: norm(epsilon=0), lambda layer: layer.epsilon == 0.0),
     ok("rmsnorm-numpy-epsilon", lambda: norm(epsilon=np.float32(0.5)), lambda layer: layer.epsilon == 0.5),
-    bad("rmsnorm-gain-array", lambda: RmsNorm.from_parameters(np.ones(D)), RmsNormError, "got ndarray"),
-    bad("rmsnorm-gain-tensor", lambda: RmsNorm.from_parameters(Tensor(np.ones(D))), RmsNormError, "got Tensor"),
-    bad("rmsnorm-gain-rank-2", lambda: RmsNorm.from_parameters(Parameter("g", np.ones((1, D)))), RmsNormError,
+    bad("rmsnorm-gain-array", lambda: RmsNorm(np.ones(D)), RmsNormError, "got ndarray"),
+    bad("rmsnorm-gain-tensor", lambda: RmsNorm(Tensor(np.ones(D))), RmsNormError, "got Tensor"),
+    bad("rmsnorm-gain-rank-2", lambda: RmsNorm(Parameter("g", np.ones((1, D)))), RmsNormError,
         "got rank 2 with shape [1, 4]"),
-    bad("rmsnorm-gain-empty", lambda: RmsNorm.from_parameters(Parameter("g", np.ones(0))), RmsNormError,
+    bad("rmsnorm-gain-empty", lambda: RmsNorm(Parameter("g", np.ones(0))), RmsNormError,
         "with shape [0]"),
     bad("rmsnorm-negative-epsilon", lambda: norm(epsilon=-1e-5), RmsNormError, "got -1e-05"),
     bad("rmsnorm-nan-epsilon", lambda: norm(epsilon=NAN), RmsNormError, "got nan"),
@@ -481,7 +481,7 @@ ROWS = [
         "RMSNorm: rms_norm [1, 4] [4]: overflow encountered in square"),
     # --- SwiGlu --------------------------------------------------------------------------
     ok("swiglu-from-parameters", lambda: swiglu(), lambda layer: layer.w_gate.shape == (D, FF)),
-    bad("swiglu-gate-array", lambda: SwiGlu.from_parameters(np.ones((D, FF)), Parameter("u", np.ones((D, FF))),
+    bad("swiglu-gate-array", lambda: SwiGlu(np.ones((D, FF)), Parameter("u", np.ones((D, FF))),
                                                             Parameter("d", np.ones((FF, D)))),
         SwiGluError, "SwiGLU gate weight must be a Parameter, got ndarray"),
     bad("swiglu-down-rank-1", lambda: swiglu(down=Parameter("d", np.ones(FF))), SwiGluError,
@@ -506,12 +506,12 @@ ROWS = [
     bad("swiglu-forward-array", lambda: swiglu().forward(np.ones(D)), SwiGluError, "got ndarray"),
     bad("swiglu-forward-released", lambda: swiglu().forward(released(1, D)), SwiGluError,
         "belongs to a released tape"),
-    # --- DecoderBlock.from_parts ---------------------------------------------------------
+    # --- DecoderBlock(...) --------------------------------------------------------------
     ok("block-from-parts", lambda: parts(), lambda block: len(block.parameters()) == 9),
     bad("block-parts-none", lambda: parts(attention=None), DecoderBlockError,
-        "attention must be a MultiHeadAttention, got NoneType"),
+        "causal multi-head attention must be a MultiHeadAttention, got NoneType"),
     bad("block-parts-swapped", lambda: parts(feed_forward_norm=swiglu()), DecoderBlockError,
-        "feed-forward norm must be a RmsNorm, got SwiGlu"),
+        "feed-forward RMSNorm must be a RmsNorm, got SwiGlu"),
     bad("block-parts-width", lambda: parts(feed_forward_norm=norm("b.ffn_norm.gain", width=5)), DecoderBlockError,
         "feed-forward RMSNorm width must be 4, got 5"),
     bad("block-parts-ffn-output", lambda: parts(feed_forward=swiglu(down=Parameter("d", np.ones((FF, 5))))),
@@ -519,7 +519,8 @@ ROWS = [
     bad("block-parts-shared-norm", lambda: (lambda n: parts(attention_norm=n, feed_forward_norm=n))(norm()),
         DecoderBlockError, "parameter name 'n.gain' appears twice"),
     # --- DecoderBlock.new ----------------------------------------------------------------
-    ok("block-new", lambda: block_new(), lambda block: block.parameter_count() == 2 * D + 4 * D * D + 3 * D * FF),
+    ok("block-new", lambda: block_new(),
+       lambda block: block.parameters().count() == 2 * D + 4 * D * D + 3 * D * FF),
     bad("block-new-config-dict", lambda: DecoderBlock.new("b", {"model_width": D}, SplitMix64(1)),
         DecoderBlockError, "got dict"),
     bad("block-new-config-none", lambda: DecoderBlock.new("b", None, SplitMix64(1)), DecoderBlockError,
@@ -626,7 +627,7 @@ ROWS += [
         SwiGluError, "SwiGLU: mul [1, 3] [1, 3]: overflow encountered in multiply"),
     bad("overflow-rmsnorm-zero-epsilon", lambda: norm(epsilon=0.0).forward(x(2, D, value=BIG)), RmsNormError,
         "RMSNorm: rms_norm [2, 4] [4]: overflow encountered in square"),
-    bad("overflow-rmsnorm-gain", lambda: RmsNorm.from_parameters(Parameter("g", np.full(D, 1e308))).forward(
+    bad("overflow-rmsnorm-gain", lambda: RmsNorm(Parameter("g", np.full(D, 1e308))).forward(
         varied(2, D)), RmsNormError, "RMSNorm: rms_norm [2, 4] [4]: overflow encountered in multiply"),
     bad("overflow-rope-rotate", lambda: RotaryEmbedding(2, 8, 100.0).rotate(x(3, 2, value=1.5e308), 1), RopeError,
         "RoPE: rotate_pairs [3, 2]: overflow"),
@@ -733,7 +734,7 @@ ROWS += [
     bad("nested-feed-forward-overflow", lambda: parts(feed_forward=swiglu(
         gate=Parameter("g", np.full((D, FF), 1e300)), up=Parameter("u", np.full((D, FF), 1e300)))).forward(
         x(1, T, D)), DecoderBlockError, "SwiGLU feed-forward: SwiGLU: mul [1, 3, 3] [1, 3, 3]: overflow"),
-    # --- the classes themselves are entry points: calling one checks like from_* ----------
+    # --- a class is its one constructor from parts: calling it checks every argument -----
     bad("constructor-attention-junk", lambda: MultiHeadAttention(1, 2, 3, 4, 5, 6, 7), MultiHeadAttentionError,
         "query projection weight must be a Parameter, got int"),
     bad("constructor-swiglu-junk", lambda: SwiGlu(None, None, None), SwiGluError,
@@ -741,8 +742,8 @@ ROWS += [
     bad("constructor-rmsnorm-array", lambda: RmsNorm(np.ones(D)), RmsNormError,
         "RMSNorm gain must be a Parameter, got ndarray"),
     bad("constructor-block-junk", lambda: DecoderBlock("a", "b", "c", "d"), DecoderBlockError,
-        "decoder-block attention norm must be a RmsNorm, got str"),
-    ok("constructor-attention-is-from-parameters", lambda: MultiHeadAttention(
+        "decoder-block attention RMSNorm must be a RmsNorm, got str"),
+    ok("constructor-attention-holds-four-weights", lambda: MultiHeadAttention(
         eye("q"), eye("k"), eye("v"), eye("o"), H, P, 100.0), lambda layer: layer.parameters().count() == 4 * D * D),
     # --- issue 20, cause 9: messages that name the real cause -------------------------------
     bad("message-query-weight-rows", lambda: attention(query_weight=Parameter("q", np.ones((1, D)))),

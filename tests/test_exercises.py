@@ -252,6 +252,27 @@ def test_a_learner_interrupt_still_interrupts():
         MODULES["30"].check_10(interrupted)
 
 
+class Boom(BaseException):
+    """A learner's own exception that ``except Exception`` does not catch."""
+
+
+@pytest.mark.parametrize(("chapter", "number"), CODE)
+def test_a_function_raising_its_own_base_exception_gets_feedback(chapter, number):
+    def booms(*args):
+        raise Boom("boom")
+    result = feedback(chapter, number, booms)
+    assert not result.correct and "Boom: boom" in str(result), str(result)
+
+
+@pytest.mark.parametrize(("chapter", "number"), QUESTIONS)
+def test_an_answer_raising_its_own_base_exception_gets_feedback(chapter, number):
+    class Hostile(dict):
+        def items(self):
+            raise Boom
+    result = exercise(chapter, number).feedback(Hostile(x=1))
+    assert isinstance(result, Feedback) and not result.correct, str(result)
+
+
 def test_the_time_limit_works_from_another_thread_too(monkeypatch):
     monkeypatch.setattr(checking, "LIMIT", 0.3)
     results = []

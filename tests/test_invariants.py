@@ -1,9 +1,14 @@
 """Invariants of the chapters that the property tests do not draw: head isolation, an empty batch's
-backward pass, stable parameter names, and the seeded generator against its reference values."""
+backward pass, stable parameter names, one way to build each layer, and the seeded generator against
+its reference values."""
 
 import numpy as np
+import pytest
 
-from llm_from_scratch import DecoderBlock, DecoderBlockConfig, MultiHeadAttention, Parameter, SplitMix64, Tensor
+from llm_from_scratch import DecoderBlock, DecoderBlockConfig, MultiHeadAttention, Parameter, RmsNorm, SwiGlu
+from llm_from_scratch.parameter import Layer
+from llm_from_scratch.rng import SplitMix64
+from llm_from_scratch.tensor import Tensor
 
 from worked_examples import build_chapter30_attention, chapter30_input
 
@@ -12,7 +17,7 @@ def test_heads_are_isolated_until_the_output_projection():
     base = build_chapter30_attention().forward(Tensor(chapter30_input()))
     value = np.eye(4)
     value[:, 2:] += 0.5  # only head 1's value columns change
-    layer = MultiHeadAttention.from_parameters(
+    layer = MultiHeadAttention(
         Parameter("q", np.eye(4)), Parameter("k", np.eye(4)), Parameter("v", value), Parameter("o", np.eye(4)),
         heads=2, max_positions=6, rope_base=100.0)
     other = layer.forward(Tensor(chapter30_input()))
@@ -37,7 +42,13 @@ def test_fresh_block_names_are_stable_and_distinct():
         "block.attention.value.weight", "block.attention.output.weight", "block.ffn_norm.gain",
         "block.ffn.gate.weight", "block.ffn.up.weight", "block.ffn.down.weight"]
     assert len({id(p) for p in block.parameters()}) == 9
-    assert block.parameter_count() == 2 * 8 + 4 * 8 ** 2 + 3 * 8 * 6
+    assert block.parameters().count() == 2 * 8 + 4 * 8 ** 2 + 3 * 8 * 6
+
+
+@pytest.mark.parametrize("layer", [Layer, MultiHeadAttention, RmsNorm, SwiGlu, DecoderBlock])
+def test_a_layer_is_built_from_its_parts_by_the_class_and_fresh_only_by_new(layer):
+    builders = {name for name, value in vars(layer).items() if isinstance(value, classmethod)}
+    assert builders == (set() if layer is Layer else {"new"})
 
 
 def test_splitmix64_matches_the_reference_generator():

@@ -2,7 +2,10 @@
 
 * Widths: every line of code, of a code block in markdown and of a stored
   text output (stream, ``text/plain``, an error's traceback) is at most 76
-  characters: a code block of the book holds 77 at a 1280 px window.
+  characters: a code block of the book holds 77 at a 1280 px window. So is
+  every line of the listings ``show_source`` displays, as the code is now,
+  and of the flat core (``src/llm_from_scratch/*.py``), which the book shows:
+  this is the book's width rule, while ruff holds all code to 120.
 * Names: the setup cells import the chapter module as ``chNN``, the figures
   as ``plotsNN`` and the exercises under the alias the exercise contract test
   uses (``ex30``, ``ex31``: ``tests/test_exercises.py``), so that the checks'
@@ -16,8 +19,21 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from notebook_rules import CHAPTERS, alias_problems, chapter_number, exercise_alias, load, width_problems
+from notebook_rules import (
+    CHAPTERS,
+    MAX_COLUMNS,
+    alias_problems,
+    chapter_number,
+    exercise_alias,
+    listing_problems,
+    load,
+    width_problems,
+)
+
+CORE = sorted((Path(__file__).resolve().parents[1] / "src" / "llm_from_scratch").glob("*.py"))
 
 by_name = {"ids": lambda path: path.stem}
 
@@ -30,6 +46,19 @@ def test_there_are_chapters():
 def test_lines_fit_a_code_block(path):
     problems = width_problems(load(path))
     assert not problems, f"{len(problems)} lines wider than 76 characters:\n" + "\n".join(problems[:30])
+
+
+@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+def test_the_listings_fit_a_code_block_as_the_code_is_now(path):
+    problems = listing_problems(load(path))
+    assert not problems, f"{len(problems)} lines wider than 76 characters:\n" + "\n".join(problems[:30])
+
+
+@pytest.mark.parametrize("path", CORE, **by_name)
+def test_the_core_fits_a_code_block(path):
+    wide = [f"{path.name}:{number}: {len(line)} characters"
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if len(line) > MAX_COLUMNS]
+    assert not wide, "\n".join(wide)
 
 
 @pytest.mark.parametrize("path", CHAPTERS, **by_name)

@@ -11,6 +11,7 @@ only returns it.
 
 from __future__ import annotations
 
+import nbformat
 import pytest
 from notebook_rules import (
     FIXTURES,
@@ -19,6 +20,7 @@ from notebook_rules import (
     feedback_problems,
     habit_problems,
     install_message_problems,
+    listing_problems,
     load,
     width_problems,
 )
@@ -42,6 +44,15 @@ def test_static_rules_catch_the_bad_notebook():
         "`from llm_from_scratch.ch30 import exercises` binds 'exercises'; the notebook's name for it is 'ex30'",
         "the setup cells do not run `from llm_from_scratch.ch30 import exercises as ex30`",
     ]
+
+
+def test_the_listing_rule_reads_the_code_as_it_is_now():
+    """A ``show_source`` listing is checked by rendering it again, whatever output the notebook stores."""
+    cell = nbformat.v4.new_code_cell("%matplotlib inline\nfrom llm_from_scratch.book.formats import wrap\n"
+                                     "show_source(wrap)")
+    problems = listing_problems(nbformat.v4.new_notebook(cells=[cell]))
+    assert problems and all("listing line of" in problem for problem in problems), problems
+    assert listing_problems(GOOD) == []
 
 
 def test_install_message(tmp_path):

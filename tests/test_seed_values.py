@@ -72,5 +72,5 @@ def test_ch31_post_ln_contrast_token_1():
 def test_ch31_parameter_counts():
     block = build_chapter31_block()
     d, d_ff = 4, 4
-    assert block.parameter_count() == 2 * d + 4 * d * d + 3 * d * d_ff == 120
+    assert block.parameters().count() == 2 * d + 4 * d * d + 3 * d * d_ff == 120
     assert len(block.parameters()) == 9

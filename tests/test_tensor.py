@@ -1,5 +1,7 @@
 """The autodiff tape: every VJP against central differences, accumulation, release, input rules."""
 
+import weakref
+
 import numpy as np
 import pytest
 
@@ -55,6 +57,7 @@ CASES = {
                                               np.sin(np.arange(6.0).reshape(3, 2))), [(2, 3, 4)]),
     "rms_norm": (lambda a, g: T.rms_norm(a, g, 1e-3), [(2, 3, 4), (4,)]),
     "silu": (T.silu, [(3, 5)]),
+    "relu": (T.relu, [(3, 5)]),
 }
 
 
@@ -214,3 +217,37 @@ def test_zero_grad_forgets_a_gradient_and_the_next_backward_makes_a_new_array():
     assert w.grad is not old
     np.testing.assert_array_equal(old, [2.0, 2.0, 2.0])          # the old array is left as it was
     np.testing.assert_array_equal(w.grad, [5.0, 5.0, 5.0])
+
+
+def test_zero_grad_keeps_the_old_array_until_the_next_backward_has_made_a_new_one():
+    w = Parameter("w", np.ones(3))
+    (w * w).backward()
+    old = weakref.ref(w.grad)
+    ParameterList([w]).zero_grad()
+    assert old() is not None                                      # not freed before the new one exists
+    (w * w).backward()
+    assert old() is None and w.grad is not None                   # freed once it is replaced
+
+
+def test_relu_passes_the_gradient_where_the_input_is_positive():
+    x = Tensor([[-2.0, 0.0, 3.0]], requires_grad=True)
+    y = T.relu(x)
+    y.backward(np.array([[5.0, 5.0, 5.0]]))
+    np.testing.assert_array_equal(y.value, [[0.0, 0.0, 3.0]])
+    np.testing.assert_array_equal(x.grad, [[0.0, 0.0, 5.0]])
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: T.scale(np.ones(2), 2.0), "scale needs Tensor operands, got ndarray"),
+    (lambda: T.rms_norm(Tensor(np.ones(2)), np.ones(2), 0.0), "rms_norm needs Tensor operands, got ndarray"),
+    (lambda: T.relu([1.0]), "relu needs Tensor operands, got list"),
+])
+def test_an_operation_checks_its_declared_operands(call, message):
+    with pytest.raises(TensorError, match=message):
+        call()
+
+
+def test_arguments_after_the_operands_may_be_arrays():
+    x = Tensor(np.ones((1, 2, 2)))
+    angles = np.zeros((2, 1))
+    assert T.rotate_pairs(x, np.cos(angles), np.sin(angles)).shape == (1, 2, 2)

@@ -18,7 +18,7 @@ def chapter30_input():
 
 def build_chapter30_attention(prefix="attention", output=None):
     identity = np.eye(4)
-    return MultiHeadAttention.from_parameters(
+    return MultiHeadAttention(
         Parameter(f"{prefix}.query.weight", identity), Parameter(f"{prefix}.key.weight", identity),
         Parameter(f"{prefix}.value.weight", identity),
         Parameter(f"{prefix}.output.weight", swap_output_weight() if output is None else output),
@@ -27,15 +27,15 @@ def build_chapter30_attention(prefix="attention", output=None):
 
 def build_chapter31_block(epsilon=0.0):
     identity = np.eye(4)
-    attention = MultiHeadAttention.from_parameters(
+    attention = MultiHeadAttention(
         Parameter("block.attention.query.weight", identity), Parameter("block.attention.key.weight", identity),
         Parameter("block.attention.value.weight", identity), Parameter("block.attention.output.weight", identity),
         heads=2, max_positions=6, rope_base=100.0)
-    return DecoderBlock.from_parts(
-        RmsNorm.from_parameters(Parameter("block.attention_norm.gain", np.ones(4)), epsilon=epsilon),
+    return DecoderBlock(
+        RmsNorm(Parameter("block.attention_norm.gain", np.ones(4)), epsilon=epsilon),
         attention,
-        RmsNorm.from_parameters(Parameter("block.ffn_norm.gain", np.ones(4)), epsilon=epsilon),
-        SwiGlu.from_parameters(Parameter("block.ffn.gate.weight", identity), Parameter("block.ffn.up.weight", identity),
+        RmsNorm(Parameter("block.ffn_norm.gain", np.ones(4)), epsilon=epsilon),
+        SwiGlu(Parameter("block.ffn.gate.weight", identity), Parameter("block.ffn.up.weight", identity),
                                Parameter("block.ffn.down.weight", identity)))
 
 

@@ -50,21 +50,17 @@ class DecoderBlockForward:
 class DecoderBlock(Layer):
     """RMSNorm -> causal MHA -> residual, RMSNorm -> SwiGLU -> residual."""
 
-    KINDS: ClassVar = {"attention norm": RmsNorm,  # the parts in order
-                       "attention": MultiHeadAttention,
-                       "feed-forward norm": RmsNorm,
-                       "feed-forward": SwiGlu}
-    ROLES: ClassVar = {  # the parts as error messages name them
-        "attention_norm": "attention RMSNorm",
-        "attention": "causal multi-head attention",
-        "feed_forward_norm": "feed-forward RMSNorm",
-        "feed_forward": "SwiGLU feed-forward"}
+    PARTS: ClassVar = {  # in order: as error messages name them, class
+        "attention_norm": ("attention RMSNorm", RmsNorm),
+        "attention": ("causal multi-head attention", MultiHeadAttention),
+        "feed_forward_norm": ("feed-forward RMSNorm", RmsNorm),
+        "feed_forward": ("SwiGLU feed-forward", SwiGlu)}
 
     def __init__(self, attention_norm: RmsNorm,
                  attention: MultiHeadAttention, feed_forward_norm: RmsNorm,
                  feed_forward: SwiGlu) -> None:
         parts = (attention_norm, attention, feed_forward_norm, feed_forward)
-        for (role, kind), part in zip(self.KINDS.items(), parts,
+        for (role, kind), part in zip(self.PARTS.values(), parts,
                                       strict=True):
             if not isinstance(part, kind):
                 raise DecoderBlockError(
@@ -85,8 +81,6 @@ class DecoderBlock(Layer):
         with chained(DecoderBlockError, f"{STAGE} parameters"):
             self.parameters()  # every name once
 
-    from_parts = classmethod(lambda cls, *a, **k: cls(*a, **k))
-
     @classmethod
     def new(cls, prefix: str, config: DecoderBlockConfig, rng: SplitMix64):
         """Gains of ones; ``W_Q, W_K, W_V, W_O``, then SwiGLU gate, up,
@@ -106,14 +100,11 @@ class DecoderBlock(Layer):
                 (SwiGlu.new, f"{prefix}.ffn", d, c.feed_forward_width, d,
                  trial))
             parts = []
-            for role, (new, *arguments) in zip(cls.ROLES.values(), recipes,
-                                               strict=True):
+            for (role, _), (new, *arguments) in zip(cls.PARTS.values(),
+                                                    recipes, strict=True):
                 with chained(DecoderBlockError, role):
                     parts.append(new(*arguments))
             return cls(*parts)
-
-    def parameter_count(self) -> int:
-        return self.parameters().count()
 
     @checked(check_input, DecoderBlockError, STAGE)
     def forward(self, x: Tensor,

@@ -10,6 +10,7 @@ import decimal
 import functools
 import math
 import numbers
+import reprlib
 
 from .errors import LlmFromScratchError
 from .parameter import Parameter
@@ -21,7 +22,7 @@ MAX_SIZE = 2**24  # values in one weight, table or draw: 128 MiB of float64
 def checked(check, error, stage):
     """Run ``check(*arguments)`` first; an error from inside becomes
     ``error("role: ...")``, the role of the part that raised it (in the
-    layer's ``ROLES``) or else ``stage``, with the inner error as cause."""
+    layer's ``PARTS``) or else ``stage``, with the inner error as cause."""
     def decorate(function):
         @functools.wraps(function)
         def boundary(*args, **kwargs):
@@ -32,8 +33,8 @@ def checked(check, error, stage):
                     return function(*args, **kwargs)
                 except LlmFromScratchError as inner:
                     part = getattr(inner, "layer", None)
-                    role = next((role for name, role in getattr(
-                        layer, "ROLES", {}).items()
+                    role = next((role for name, (role, _) in getattr(
+                        layer, "PARTS", {}).items()
                         if getattr(layer, name) is part), stage)
                     raise error(f"{role}: {inner}") from inner
             except LlmFromScratchError as raised:
@@ -50,12 +51,17 @@ def is_int(value):
     return isinstance(value, numbers.Integral) and type(value) is not bool
 
 
-def shown(value):
-    """``repr(value)`` cut short for a message; a huge integer by size."""
-    if is_int(value) and abs(int(value)) > 10**30:
-        return f"an integer of {int(value).bit_length()} bits"
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+class Shown(reprlib.Repr):
+    """A value in a message, cut short by ``reprlib`` (``[0, 1, 2, 3, 4,
+    5, ...]``); a huge integer by its size."""
+
+    def repr_int(self, value, level):
+        if abs(value) > 10**30:
+            return f"an integer of {value.bit_length()} bits"
+        return repr(value)
+
+
+shown = Shown().repr
 
 
 def positive_int(value, role, error):

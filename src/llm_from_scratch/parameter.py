@@ -20,6 +20,16 @@ class Parameter(Tensor):
     def __repr__(self) -> str:
         return f"Parameter(name={self.name!r}, shape={list(self.shape)})"
 
+    # The old gradient array is freed only once the next backward has made
+    # a new one: freed first, it lets glibc trim the heap, and every step
+    # faults all its pages in again.
+    def zero_grad(self) -> None:
+        self.spent_grad, self.grad = self.grad, None
+
+    def accumulate(self, g) -> None:
+        super().accumulate(g)
+        self.spent_grad = None
+
 
 class ParameterList(tuple):
     """Parameters in a stable order, each name (so each tensor) once."""
@@ -52,11 +62,9 @@ class ParameterList(tuple):
         return sum(p.value.size for p in self)
 
     def zero_grad(self) -> None:
-        """Every ``grad`` to None; the old arrays are freed only once the
-        next ``backward`` has made new ones: freed first, they let glibc
-        trim the heap, and the next step faults all its pages in again."""
+        """Every ``grad`` to None."""
         for parameter in self:
-            parameter.spent_grad, parameter.grad = parameter.grad, None
+            parameter.zero_grad()
 
 
 class Layer:
@@ -71,6 +79,3 @@ class Layer:
             elif isinstance(value, Parameter):
                 found.append(value)
         return ParameterList(found)
-
-    # the chapters' name for the constructor, which checks its arguments
-    from_parameters = classmethod(lambda cls, *a, **k: cls(*a, **k))

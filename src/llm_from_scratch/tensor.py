@@ -10,7 +10,6 @@ gets both. A step that would overflow raises ``TensorError`` naming it.
 from __future__ import annotations
 
 import functools
-import inspect
 
 import numpy as np
 
@@ -43,27 +42,30 @@ def as_float64_array(value: object, role: str) -> np.ndarray:
     return array
 
 
-def operation(forward):
-    """A tape step: an operand that is not a Tensor, shapes that do not
-    fit or a value that overflows gets a ``TensorError`` naming it."""
-    name, arity = forward.__name__, sum(
-        p.annotation == "Tensor"
-        for p in inspect.signature(forward).parameters.values())
+def operation(operands):
+    """A tape step whose first ``operands`` arguments are Tensors: another
+    operand, shapes that do not fit or a value that overflows get a
+    ``TensorError`` naming the step."""
+    def decorate(forward):
+        name = forward.__name__
 
-    @functools.wraps(forward)
-    def checked(*args):
-        for a in args[:arity]:
-            if not isinstance(a, Tensor):
-                raise TensorError(f"{name} needs Tensor operands, "
-                                  f"got {type(a).__name__}")
-        try:
-            with np.errstate(**STRICT):
-                return forward(*args)
-        except (ValueError, FloatingPointError) as error:
-            shapes = "".join(f" {list(a.shape)}" for a in args[:arity])
-            raise TensorError(f"{name}{shapes}: {error}") from error
+        @functools.wraps(forward)
+        def checked(*args):
+            for a in args[:operands]:
+                if not isinstance(a, Tensor):
+                    raise TensorError(f"{name} needs Tensor operands, "
+                                      f"got {type(a).__name__}")
+            try:
+                with np.errstate(**STRICT):
+                    return forward(*args)
+            except (ValueError, FloatingPointError) as error:
+                shapes = "".join(f" {list(a.shape)}"
+                                 for a in args[:operands])
+                raise TensorError(f"{name}{shapes}: {error}") from error
 
-    return checked
+        return checked
+
+    return decorate
 
 
 class Tensor:
@@ -118,7 +120,7 @@ class Tensor:
                 stack.extend((parent, False) for parent in node.parents)
         return order
 
-    @operation
+    @operation(operands=0)  # an overflow in a VJP names backward
     def backward(self, upstream: object = None) -> None:
         """Add ``d sum(self * upstream) / d leaf`` to each ``leaf.grad``;
         ``upstream`` has this tensor's shape and defaults to ones."""
@@ -140,9 +142,8 @@ class Tensor:
             g = grads.pop(node, None)
             if g is None:
                 continue
-            if node.vjp is None:  # a leaf: accumulate
-                node.grad = g.copy() if node.grad is None else node.grad + g
-                node.spent_grad = None  # see ParameterList.zero_grad
+            if node.vjp is None:  # a leaf
+                node.accumulate(g)
                 continue
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
@@ -150,6 +151,10 @@ class Tensor:
                     earlier = grads.get(parent)  # from another path
                     grads[parent] = (g_parent if earlier is None
                                      else earlier + g_parent)
+
+    def accumulate(self, g: np.ndarray) -> None:
+        """A leaf's ``grad`` adds up every backward until it is reset."""
+        self.grad = g.copy() if self.grad is None else self.grad + g
 
     def release(self) -> None:
         """Drop the graph behind this tensor: its tensors keep their
@@ -170,25 +175,25 @@ def unbroadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 
 # -- operations: the forward computation, then its VJP -------------------
 
-@operation
+@operation(operands=2)
 def add(a: Tensor, b: Tensor) -> Tensor:
     return Tensor.result(a.value + b.value, (a, b), lambda g: (
         unbroadcast(g, a.shape), unbroadcast(g, b.shape)))
 
 
-@operation
+@operation(operands=2)
 def mul(a: Tensor, b: Tensor) -> Tensor:
     return Tensor.result(a.value * b.value, (a, b), lambda g: (
         unbroadcast(g * b.value, a.shape),    # d(ab) = da b + a db
         unbroadcast(g * a.value, b.shape)))
 
 
-@operation
+@operation(operands=1)
 def scale(a: Tensor, factor: float) -> Tensor:
     return Tensor.result(a.value * factor, (a,), lambda g: (g * factor,))
 
 
-@operation
+@operation(operands=2)
 def matmul(a: Tensor, b: Tensor) -> Tensor:
     """``[..., n, k] @ [k, m]`` (a weight), or batched ``[..., k, m]``."""
     if b.ndim < 2:
@@ -208,13 +213,13 @@ def matmul(a: Tensor, b: Tensor) -> Tensor:
     return Tensor.result(a.value @ b.value, (a, b), vjp)
 
 
-@operation
+@operation(operands=1)
 def reshape(a: Tensor, shape: tuple[int, ...]) -> Tensor:
     return Tensor.result(a.value.reshape(tuple(shape)), (a,),
                          lambda g: (g.reshape(a.shape),))
 
 
-@operation
+@operation(operands=1)
 def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
     """Permute the axes; the VJP applies the inverse permutation."""
     inverse = np.argsort([axis % a.ndim for axis in axes])
@@ -222,7 +227,7 @@ def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
                          lambda g: (g.transpose(inverse),))
 
 
-@operation
+@operation(operands=1)
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
@@ -241,7 +246,7 @@ def causal_softmax(scores: Tensor) -> Tensor:
     return Tensor.result(p, (scores,), vjp)
 
 
-@operation
+@operation(operands=1)
 def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
     """Turn each pair ``(2i, 2i+1)`` of ``x: [..., T, d]`` by its angle.
 
@@ -260,7 +265,7 @@ def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
     return Tensor.result(turn(x.value, sin), (x,), vjp)
 
 
-@operation
+@operation(operands=2)
 def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     """``x / sqrt(mean(x^2) + eps) * gain`` over the last axis of ``x``."""
     mean_square = np.mean(x.value**2, axis=-1, keepdims=True)  # [..., 1]
@@ -276,12 +281,19 @@ def rms_norm(x: Tensor, gain: Tensor, epsilon: float) -> Tensor:
     return Tensor.result(n * gain.value, (x, gain), vjp)
 
 
-@operation
+@operation(operands=1)
 def silu(x: Tensor) -> Tensor:
     """``x * sigmoid(x)``, with ``sigmoid = (1 + tanh(x/2)) / 2``."""
     sigmoid = 0.5 * (1.0 + np.tanh(0.5 * x.value))  # never overflows
     return Tensor.result(x.value * sigmoid, (x,), lambda g: (
         g * sigmoid * (1.0 + x.value * (1.0 - sigmoid)),))  # s(1+x(1-s))
+
+
+@operation(operands=1)
+def relu(x: Tensor) -> Tensor:
+    """``max(x, 0)``; the gradient passes where ``x > 0``."""
+    open_ = x.value > 0
+    return Tensor.result(x.value * open_, (x,), lambda g: (g * open_,))
 
 
 Tensor.__add__, Tensor.__mul__, Tensor.__matmul__ = add, mul, matmul

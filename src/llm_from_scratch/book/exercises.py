@@ -1,9 +1,10 @@
-"""Проверка упражнений: упражнение — таблица, проверяет её один вычислитель.
+"""Exercise checks: an exercise is a table, and one evaluator checks every table.
 
-``Questions``: у поля ``Field`` — как прочитать ответ, верное значение, известные ошибки (значение →
-текст), правила (функция ответа → текст), запасной текст. ``Code``: функция учащегося против эталона
-на скрытых случаях, по вызову на случай под ``LIMIT``; неверные функции и правила называют ошибку.
-Тексты — в ``text/ru/``: другое издание добавляет такие модули (``LLM_FROM_SCRATCH_EDITION``), не код.
+``Questions``: each ``Field`` says how to read its part of the answer, the right value, known mistakes
+(value -> text key), rules (value -> text key) and its fallback text. ``Code``: the learner's function
+against the reference on hidden cases, one call a case within ``LIMIT`` seconds; known wrong functions and
+rules name the mistake. The words are in ``text/<edition>/``: another edition adds such modules
+(``LLM_FROM_SCRATCH_EDITION``), not code.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..checks import is_int
+from ..checks import Shown, is_int
 from ..text import texts
 from .formats import wrap
 
@@ -32,6 +33,8 @@ ATOL = 1e-9  # how far a code exercise's numbers may be from the reference's
 WIDTH = 75   # characters in a line of a book's output block
 
 COMMON = texts()
+MARKS = {"ok": "✓", "wrong": "✗", "missing": "…"}
+
 
 @dataclass(frozen=True)
 class Item:   # one line of feedback: a field of the answer or a hidden case
@@ -40,7 +43,8 @@ class Item:   # one line of feedback: a field of the answer or a hidden case
     message: str
 
     def __str__(self) -> str:
-        return f"{dict(ok='✓', wrong='✗', missing='…')[self.status]} {self.label}: {self.message}"
+        return f"{MARKS[self.status]} {self.label}: {self.message}"
+
 
 @dataclass(frozen=True)
 class Feedback:
@@ -53,57 +57,85 @@ class Feedback:
     placeholder: bool = False
     unit: str = "score"        # the header counts fields ("score") or hidden cases ("score_cases")
 
+    def verdict(self) -> str:
+        if self.status:
+            return self.status
+        if self.correct:
+            return COMMON["correct"]
+        if len(self.items) < 2:
+            return COMMON["wrong"]
+        right = sum(item.status == "ok" for item in self.items)
+        return COMMON[self.unit].format(right=right, total=len(self.items))
+
     def __str__(self) -> str:
-        kind, right = "correct" if self.correct else "wrong" if len(self.items) < 2 else self.unit, [
-            i for i in self.items if i.status == "ok"]
-        status = self.status or COMMON[kind].format(right=len(right), total=len(self.items))
-        lines = [COMMON["header"].format(number=self.exercise, status=status), *(f"  {i}" for i in self.items)]
-        return "\n".join([*lines, *self.notes] + [COMMON["hint"].format(hint=self.hint)] * bool(self.hint))
+        lines = [COMMON["header"].format(number=self.exercise, status=self.verdict())]
+        lines += [f"  {item}" for item in self.items]
+        lines += self.notes
+        if self.hint:
+            lines.append(COMMON["hint"].format(hint=self.hint))
+        return "\n".join(lines)
 
     __repr__ = __str__   # a notebook shows a returned feedback as its text
+
 
 class Unreadable(Exception):   # the answer cannot be read as asked: a text key and its arguments
     def __init__(self, key: str, **args: object) -> None:
         super().__init__(key)
         self.key, self.args_ = key, args
 
+
 class TimeLimit(BaseException):
     """A learner's function ran out of time (a ``BaseException``: ``except Exception`` lets it pass)."""
+
 
 @dataclass(frozen=True)
 class Exercise:
     number: str   # "30.1": its texts are those of exercise 1 in the chapter's text module
 
-    @functools.cached_property   # the edition's texts of "N.key" as {key: text or (text, hint)}
+    @functools.cached_property
     def text(self) -> Mapping[str, Any]:
+        """The edition's texts of this exercise, ``"N.key"`` as ``{key: text or (text, hint)}``."""
         chapter, number = self.number.split(".")
-        found = texts(f"ch{chapter}").items()
-        return {key.partition(".")[2]: text for key, text in found if key.partition(".")[0] == number}
+        prefix = f"{number}."
+        return {key.removeprefix(prefix): text for key, text in texts(f"ch{chapter}").items()
+                if key.startswith(prefix)}
 
     def say(self, key: str, args: Mapping[str, object] | None = None) -> str:
         entry = self.text.get(key, COMMON.get(key, key))
-        return (entry[0] if isinstance(entry, tuple) else entry).format(**(args or {}))
+        text = entry[0] if isinstance(entry, tuple) else entry
+        return text.format(**(args or {}))
 
     def unfilled(self, hint: str = "") -> Feedback:
         return Feedback(self.number, False, hint=hint or COMMON["fill"], status=COMMON["unfilled"], placeholder=True)
 
-    def feedback(self, answer: object) -> Feedback:   # any answer: no exception gets out, a learner's Interrupt aside
+    def feedback(self, answer: object) -> Feedback:
+        """Feedback on any answer: nothing the answer raises gets out, but a learner's interrupt or exit."""
         try:
             result = self.unfilled() if answer is None or answer is ... else self.evaluate(answer)
-        except Exception as error:   # Unreadable; anything else is a safety net the contract test keeps unused
-            key, args = (error.key, error.args_) if isinstance(error, Unreadable) else ("failed", {
-                "error": type(error).__name__})
-            result = Feedback(self.number, False, (Item(COMMON["answer"], "wrong", self.say(key, args)),),
-                              COMMON["format_hint"])
+        except (KeyboardInterrupt, SystemExit):
+            raise
+        except BaseException as error:   # Unreadable; anything else is a safety net the contract test keeps unused
+            if isinstance(error, Unreadable):
+                message = self.say(error.key, error.args_)
+            else:
+                message = self.say("failed", {"error": type(error).__name__})
+            result = Feedback(self.number, False, (Item(COMMON["answer"], "wrong", message),), COMMON["format_hint"])
         changed = patched()
-        note = COMMON["patched"].format(names=", ".join(changed[:3]) + ", …" * (len(changed) > 3))
-        return replace(result, notes=(*result.notes, COMMON["note"].format(note=note))) if changed else result
+        if not changed:
+            return result
+        names = ", ".join(changed[:3]) + (", …" if len(changed) > 3 else "")
+        note = COMMON["note"].format(note=COMMON["patched"].format(names=names))
+        return replace(result, notes=(*result.notes, note))
 
-    def check(self, *args: object, **kwargs: object) -> None:   # prints; a wrong call prints how to call
+    def check(self, *args: object, **kwargs: object) -> None:
+        """Print the feedback on one answer; a wrong call prints how to call."""
         if len(args) != 1 or kwargs:
-            usage = COMMON["usage"].format(call="ex{}.check_{}".format(*self.number.split(".")))
-            return print(wrap(COMMON["header"].format(number=self.number, status=usage)))
+            chapter, number = self.number.split(".")
+            usage = COMMON["usage"].format(call=f"ex{chapter}.check_{number}")
+            print(wrap(COMMON["header"].format(number=self.number, status=usage)))
+            return
         print(wrap(str(self.feedback(args[0]))))
+
 
 # --- answers that are values or dictionaries ------------------------------------------------------
 @dataclass(frozen=True)
@@ -118,24 +150,34 @@ class Field:
     def expected(self) -> Any:
         return self.right() if callable(self.right) else self.right
 
+
 @dataclass(frozen=True, kw_only=True)
 class Questions(Exercise):
     fields: tuple[Field, ...]
 
     def solution(self) -> object:
         first = self.fields[0]
-        return first.expected() if first.key is None else {item.key: item.expected() for item in self.fields}
+        if first.key is None:
+            return first.expected()
+        return {item.key: item.expected() for item in self.fields}
 
     def label(self, key: object) -> str:
         if "label" in self.text:
             return self.say("label", {"key": key})
-        return COMMON["answer"] if key is None else f'"{key}"' if isinstance(key, str) else str(key)
+        if key is None:
+            return COMMON["answer"]
+        return f'"{key}"' if isinstance(key, str) else str(key)
 
-    def own(self, item: Field, name: str, default: str) -> str:   # by convention: key.name, else the exercise's
+    def own(self, item: Field, name: str, default: str) -> str:
+        """The text key of ``name`` (ok, wrong, hint): the field's ``key.name``, else the exercise's, else
+        ``default``."""
         key = name if item.key is None else f"{item.key}.{name}"
-        return key if key in self.text else name if name in self.text else default
+        if key in self.text:
+            return key
+        return name if name in self.text else default
 
-    def judge(self, item: Field, raw: object) -> tuple[Item, str]:   # the field's line, and its hint
+    def judge(self, item: Field, raw: object) -> tuple[Item, str]:
+        """The field's line of feedback, and its hint."""
         label = self.label(item.key)
         if raw is None or raw is ...:
             return Item(label, "missing", COMMON["fill_key"]), ""
@@ -146,100 +188,160 @@ class Questions(Exercise):
         right = item.expected()
         if item.accept(value, right):
             return Item(label, "ok", self.say(self.own(item, "ok", "correct"))), ""
-        key, args = item.mistakes.get(value), {}
-        for found in () if key else (rule(value, right) for rule in item.rules):
+        key, args = self.mistake(item, value, right)
+        line = Item(label, "wrong", self.say(key, {"value": short(value), **args}))
+        entry = self.text.get(key)
+        if isinstance(entry, tuple):   # a text may bring its own hint
+            return line, entry[1]
+        return line, self.say(self.own(item, "hint", "hint"))
+
+    def mistake(self, item: Field, value: Any, right: Any) -> tuple[str, Mapping[str, object]]:
+        """The text of a wrong value: a known mistake, else the first rule that names one, else the
+        field's text for any wrong value."""
+        if item.mistakes.get(value):
+            return item.mistakes[value], {}
+        for rule in item.rules:
+            found = rule(value, right)
             if found:
-                key, args = (found, {}) if isinstance(found, str) else found
-                break
-        key = key or self.own(item, "wrong", "wrong_value")
-        hint = self.text[key][1] if isinstance(self.text.get(key), tuple) else ""   # a text may bring its hint
-        return Item(label, "wrong", self.say(key, {"value": short(value), **args})), hint or self.say(
-            self.own(item, "hint", "hint"))
+                return (found, {}) if isinstance(found, str) else found
+        return self.own(item, "wrong", "wrong_value"), {}
 
     def evaluate(self, answer: object) -> Feedback:
-        if self.fields[0].key is None:
+        if self.fields[0].key is None:   # the whole answer is one value
             line, hint = self.judge(self.fields[0], answer)
             return Feedback(self.number, line.status == "ok", (line,), hint)
         if not isinstance(answer, Mapping):
             raise Unreadable("not_mapping", value=short(answer))
-        keys, numbered = [item.key for item in self.fields], isinstance(self.fields[0].key, int)
+        given, extras = self.sort_keys(answer)
+        judged = []
+        for item in self.fields:
+            values = given.get(item.key, [...])
+            if len(values) > 1:
+                judged.append((Item(self.label(item.key), "wrong", COMMON["duplicate_key"]), self.say("hint")))
+            else:
+                judged.append(self.judge(item, values[0]))
+        lines = [line for line, _ in judged]
+        if not extras and all(line.status == "missing" for line in lines):
+            return self.unfilled()
+        correct = not extras and all(line.status == "ok" for line in lines)
+        items = (*lines, *sorted(extras, key=lambda extra: extra.label))
+        return Feedback(self.number, correct, items, "" if correct else self.hint(judged, extras))
+
+    def sort_keys(self, answer: Mapping) -> tuple[dict[Any, list], list[Item]]:
+        """The answer's values under the fields' keys (a key may come in several spellings), and a line
+        for each key that is not a field's."""
+        keys = [item.key for item in self.fields]
+        numbered = isinstance(keys[0], int)
         given: dict[Any, list] = {}
         extras = []
         for key, value in answer.items():
             bare = key.strip() if isinstance(key, str) else ""
-            normal = int(key) if numbered and is_int(key) else word(key) if not numbered and bare else None
+            normal = None   # no field's key
+            if numbered and is_int(key):
+                normal = int(key)
+            elif not numbered and bare:
+                normal = word(key)
             if normal in keys:
                 given.setdefault(normal, []).append(value)
-            else:   # a number written as a string is explained
-                text = COMMON["quoted_key" if numbered and bare.isdigit() and int(bare) in keys else "unknown_key"]
-                extras.append(Item(COMMON["key"].format(key=short(key)), "wrong", text.format(
-                    key=short(key), bare=bare, keys=", ".join(map(short, keys)))))
-        judged = [(Item(self.label(item.key), "wrong", COMMON["duplicate_key"]), self.say("hint"))
-                  if len(given.get(item.key, ())) > 1 else self.judge(item, given.get(item.key, [...])[0])
-                  for item in self.fields]
-        lines = [line for line, _ in judged]
-        if not extras and all(line.status == "missing" for line in lines):
-            return self.unfilled()
-        hints = [hint for _, hint in judged] + [self.say("hint")] * bool(extras)
-        hints = [COMMON["format_hint"]] if COMMON["format_hint"] in hints else hints   # an unreadable value first
-        hints += [COMMON["fill_keys"].format(keys=", ".join(map(short, keys)))] * any(
-            line.status == "missing" for line in lines)
-        correct = not extras and all(line.status == "ok" for line in lines)
-        return Feedback(self.number, correct, (*lines, *sorted(extras, key=lambda x: x.label)), "" if correct else
-                        " ".join(dict.fromkeys(hint for hint in hints if hint)))
+                continue
+            quoted = numbered and bare.isdecimal() and int(bare) in keys   # a number written as a string
+            text = COMMON["quoted_key" if quoted else "unknown_key"]
+            message = text.format(key=short(key), bare=bare, keys=", ".join(map(short, keys)))
+            extras.append(Item(COMMON["key"].format(key=short(key)), "wrong", message))
+        return given, extras
+
+    def hint(self, judged: list[tuple[Item, str]], extras: list[Item]) -> str:
+        hints = [hint for _, hint in judged]
+        if extras:
+            hints.append(self.say("hint"))
+        if COMMON["format_hint"] in hints:   # an unreadable value: its format first, alone
+            hints = [COMMON["format_hint"]]
+        if any(line.status == "missing" for line, _ in judged):
+            keys = ", ".join(short(item.key) for item in self.fields)
+            hints.append(COMMON["fill_keys"].format(keys=keys))
+        return " ".join(dict.fromkeys(hint for hint in hints if hint))   # each once, in order
+
 
 # --- readers: each returns a hashable value or raises Unreadable ------------------------------------
-def word(text: str) -> str:   # " N-a " -> "n_a"; Cyrillic letters that look Latin read as Latin
-    return "_".join(text.translate(str.maketrans("АВСЕаес", "ABCEaec")).strip().lower().replace("-", " ").split())
+LOOKALIKES = str.maketrans(*COMMON["lookalikes"])
+
+
+def word(text: str) -> str:
+    """A label as its key: ``" N-a "`` -> ``"n_a"``; the edition's letters that look Latin read as Latin."""
+    return "_".join(text.translate(LOOKALIKES).strip().lower().replace("-", " ").split())
+
 
 def read_number(value: object, integer: bool = False) -> float:
     """A finite number (NumPy's too); with ``integer``, an integer, given as a float or not."""
-    value = value[()] if isinstance(value, np.ndarray) and value.ndim == 0 else value
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
     if integer and is_int(value):
         return int(value)
+    wrong = "not_int" if integer else "not_number"
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        quoted = isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit()
-        raise Unreadable("quoted" if quoted else "not_int" if integer else "not_number", value=short(value))
+        digits = isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit()
+        raise Unreadable("quoted" if digits else wrong, value=short(value))
     number = float(value) if abs(value) < 1e308 else math.inf
     if not math.isfinite(number) or (integer and not number.is_integer()):
-        raise Unreadable("not_int" if integer else "not_number", value=short(value))
+        raise Unreadable(wrong, value=short(value))
     return int(number) if integer else number
+
 
 read_int = functools.partial(read_number, integer=True)
 
-def read_list(value: object) -> list:   # a list, a tuple or a 1-D NumPy array
-    if (isinstance(value, np.ndarray) and value.ndim == 1) or isinstance(value, (list, tuple)):
+
+def read_list(value: object) -> list:
+    """A list, a tuple or a 1-D NumPy array; a set or a dictionary is told it has no order."""
+    if isinstance(value, (list, tuple)) or (isinstance(value, np.ndarray) and value.ndim == 1):
         return list(value)
-    raise Unreadable("unordered" if isinstance(value, (set, frozenset, Mapping)) and value else "not_list",
-                     value=short(value))
+    unordered = isinstance(value, (set, frozenset, Mapping)) and len(value) > 0
+    raise Unreadable("unordered" if unordered else "not_list", value=short(value))
+
 
 def option(key: object, right: int, shared: Mapping[int, str] | None = None) -> Field:
     """A choice among options 1-4; its texts are ``key.ok`` and ``key.N`` for each wrong N (or ``shared``)."""
-    return Field(key, read_option, right, {n: f"{n}" if key is None else f"{key}.{n}" for n in range(1, 5)
-                                           if n != right} | dict(shared or {}))
+    prefix = "" if key is None else f"{key}."
+    mistakes = {n: f"{prefix}{n}" for n in range(1, 5) if n != right}
+    return Field(key, read_option, right, mistakes | dict(shared or {}))
+
 
 def outside(count: int, key: str) -> Callable[[frozenset, Any], Any]:
     """The rule for numbers outside 0 … count − 1; the text gets them as ``{outside}``."""
-    return lambda v, _: bool(v - set(range(count))) and (key, {"outside": sorted(v - set(range(count)))})
+    def rule(value: frozenset, right: Any) -> Any:
+        extra = sorted(value - set(range(count)))
+        return bool(extra) and (key, {"outside": extra})
+    return rule
+
 
 def read_shape(value: object) -> tuple[int, ...]:
     return tuple(read_int(size) for size in read_list(value))
 
+
 def read_int_set(value: object) -> frozenset[int]:
     """Numbers as a set, list, tuple, ``range`` or 1-D array; ``{}`` and a lone number are explained."""
-    if (isinstance(value, Mapping) and not value) or is_int(value):
-        raise Unreadable("empty_dict" if isinstance(value, Mapping) else "one_number", value=short(value))
-    items = sorted(value, key=short) if isinstance(value, (set, frozenset)) else list(value) if isinstance(
-        value, range) else read_list(value)
+    if isinstance(value, Mapping) and not value:
+        raise Unreadable("empty_dict", value=short(value))
+    if is_int(value):
+        raise Unreadable("one_number", value=short(value))
+    if isinstance(value, (set, frozenset)):
+        items = sorted(value, key=short)   # the first unreadable one is the same in every run
+    elif isinstance(value, range):
+        items = list(value)
+    else:
+        items = read_list(value)
     return frozenset(read_int(item) for item in items)
+
 
 def read_option(value: object) -> int:
     """An option's number 1-4: ``2``, ``"2"`` and ``" 2) "`` read the same."""
-    text = value.strip().strip("()[].'\" ") if isinstance(value, str) else ""
-    value = int(text) if text.isdigit() else value
+    if isinstance(value, str):
+        text = value.strip().strip("()[].'\" ")
+        if text.isdecimal():
+            value = int(text)
     if not is_int(value) or not 1 <= value <= 4:
         raise Unreadable("not_option", value=short(value))
     return int(value)
+
 
 def labels(*allowed: str) -> Callable[[object], str]:
     """A reader of one of the ``allowed`` labels (case, spaces and hyphens aside)."""
@@ -250,47 +352,84 @@ def labels(*allowed: str) -> Callable[[object], str]:
     read.allowed = allowed   # type: ignore[attr-defined]
     return read
 
+
 def _decimals(number: float) -> int:
     return max(0, -int(decimal.Decimal(repr(float(number))).as_tuple().exponent))
+
 
 def near(value: float, right: float, places: int = 9) -> bool:
     """``value`` is ``right`` at the precision it was given in (at most ``places`` decimals)."""
     return abs(value - right) <= 0.5 * 10.0 ** -min(_decimals(value), places) + 1e-12
 
+
 def rounded(least: int) -> Callable[[float, float], bool]:
     """Accept the right number, or it rounded to ``least`` or more decimals (0.54 for 0.5379)."""
-    return lambda value, right: (math.isclose(value, right, rel_tol=1e-9) if _decimals(value) > 9
-                                 else _decimals(value) >= least and near(value, right))
+    def accept(value: float, right: float) -> bool:
+        if _decimals(value) > 9:   # computed, not typed: equal as floats
+            return math.isclose(value, right, rel_tol=1e-9)
+        return _decimals(value) >= least and near(value, right)
+    return accept
+
 
 def coarse(least: int) -> Callable[[float, float], Any]:
     """The rule for an answer right but rounded to fewer than ``least`` decimals."""
-    return lambda value, right: _decimals(value) < least and near(value, right) and ("coarse", {"decimals": least})
+    def rule(value: float, right: float) -> Any:
+        return _decimals(value) < least and near(value, right) and ("coarse", {"decimals": least})
+    return rule
 
-# --- values in feedback: short, with no memory addresses --------------------------------------------
-def short(value: object, limit: int = 60, depth: int = 0) -> str:
-    """Short, deterministic text: shapes as [1, 3, 4], sets sorted, huge numbers cut, no memory addresses."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, (list, tuple, set, frozenset, Mapping)):
-        start, end = "[]" if isinstance(value, (list, tuple)) else "{}"
-        if depth > 2 or not value:
-            text = "set()" if isinstance(value, (set, frozenset)) and not value else start + "…" * bool(value) + end
-        else:   # a set's items sorted: its order is the hash seed's
-            items = [f"{short(k, 20, depth + 1)}: {short(v, 20, depth + 1)}" for k, v in list(value.items())[:7]] \
-                if isinstance(value, Mapping) else sorted(short(v, 20, depth + 1) for v in value) if isinstance(
-                    value, (set, frozenset)) else [short(v, 20, depth + 1) for v in value[:7]]
-            text = start + ", ".join(items[:6] + ["…"] * (len(value) > 6)) + end
-    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**15:
-        text = COMMON["huge"].format(sign="-" * (value < 0), exponent=int(math.log10(abs(value))))
-    elif isinstance(value, np.ndarray):
-        text = COMMON["array"].format(shape=short(value.shape), dtype=value.dtype)
-    elif value is None or isinstance(value, (bool, int, float, str)):
-        text = repr(value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "…")
-    elif callable(value) and isinstance(getattr(value, "__name__", None), str):
-        text = COMMON["function"].format(name=value.__name__[:30])
-    else:
-        text = "..." if value is ... else f"<{type(value).__name__}>"
+
+# --- values in feedback: short, the same in every run ------------------------------------------------
+class Short(Shown):
+    """The core's short values, for a learner: a shape as ``[1, 3, 4]``, a set sorted, no memory address,
+    and the edition's words for an array, a function and a huge number."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fillvalue, self.maxlevel, self.maxstring = "…", 3, 42
+        self.maxlist = self.maxtuple = self.maxset = self.maxfrozenset = self.maxdict = 6
+
+    def repr1(self, value: object, level: int) -> str:
+        if isinstance(value, np.generic):   # np.float64(0.5) reads as 0.5
+            value = value.item()
+        return super().repr1(value, level)
+
+    def repr_int(self, value: int, level: int) -> str:
+        if abs(value) < 10**15:
+            return repr(value)
+        return COMMON["huge"].format(sign="-" * (value < 0), exponent=int(math.log10(abs(value))))
+
+    def repr_tuple(self, value: tuple, level: int) -> str:   # a shape as the chapters write it
+        return self.repr_list(value, level)
+
+    def repr_set(self, value: set | frozenset, level: int) -> str:   # not in the hash seed's order
+        return "set()" if not value else super().repr_set(sorted(value, key=self.repr), level)
+
+    repr_frozenset = repr_set
+
+    def repr_ndarray(self, value: np.ndarray, level: int) -> str:
+        return COMMON["array"].format(shape=self.repr(value.shape), dtype=value.dtype)
+
+    def repr_instance(self, value: object, level: int) -> str:   # a type with no repr_<name> above
+        if isinstance(value, Mapping):
+            return self.repr_dict(value, level)
+        if value is None or isinstance(value, (bool, float)):
+            return repr(value)
+        if value is ...:
+            return "..."
+        name = getattr(value, "__name__", None)
+        if callable(value) and isinstance(name, str):
+            return COMMON["function"].format(name=name[:30])
+        return f"<{type(value).__name__}>"
+
+
+SHORT = Short()
+
+
+def short(value: object, limit: int = 60) -> str:
+    """``value`` in at most ``limit`` characters (``Short``)."""
+    text = SHORT.repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
 
 # --- code exercises --------------------------------------------------------------------------------
 @dataclass(frozen=True, kw_only=True)
@@ -311,8 +450,10 @@ class Code(Exercise):
             raise Unreadable("not_function", name=self.name, value=short(answer))
         cases, outputs, problems = list(self.cases()), [], []
         for arguments in cases:
-            stopped = problems and problems[-1] and problems[-1][0] in ("timeout", "not_run")
-            got, problem = (None, ("not_run", {})) if stopped else self._run(answer, arguments)
+            if problems and problems[-1] and problems[-1][0] in ("timeout", "not_run"):
+                got, problem = None, ("not_run", {})   # the function may still hold the kernel: call it no more
+            else:
+                got, problem = self._run(answer, arguments)
             if problem and problem[0] == "stub":
                 return self.unfilled(COMMON["fill_code"].format(name=self.name))
             if problem and problem[0] == "setup":
@@ -320,62 +461,97 @@ class Code(Exercise):
             outputs.append(got)
             problems.append(problem)
         failing = [i for i, problem in enumerate(problems) if problem]
-        lines = tuple(Item(COMMON["case"].format(index=i + 1, about=about), "wrong" if problem else "ok", self.say(
-            *problem) if problem and (i == failing[0] or problem[0] != "element") else COMMON[   # one in detail
-            "also_wrong" if problem else "same"]) for i, (about, problem) in enumerate(zip(
-                self.text["cases"], problems, strict=True)))
+        lines = tuple(self._line(i, about, problem, failing)
+                      for i, (about, problem) in enumerate(zip(self.text["cases"], problems, strict=True)))
         if failing:
-            return Feedback(self.number, False, lines, self.say(self._diagnosis(outputs, cases, failing)),
-                            unit="score_cases")
-        notes = (self.say("right", self.right(outputs, cases) if self.right else {}),) * ("right" in self.text)
+            diagnosis = self._diagnosis(outputs, cases, failing)
+            return Feedback(self.number, False, lines, self.say(diagnosis), unit="score_cases")
+        notes = ()
+        if "right" in self.text:
+            notes = (self.say("right", self.right(outputs, cases) if self.right else {}),)
         return Feedback(self.number, True, lines, notes=notes, unit="score_cases")
 
-    def _run(self, answer: Callable, arguments: tuple) -> tuple[object, tuple | None]:   # (result, problem)
-        want, given = np.asarray(self.reference(*copy.deepcopy(arguments))), copy.deepcopy(arguments)
+    def _line(self, index: int, about: str, problem: tuple | None, failing: list[int]) -> Item:
+        label = COMMON["case"].format(index=index + 1, about=about)
+        if not problem:
+            return Item(label, "ok", COMMON["same"])
+        if index == failing[0] or problem[0] != "element":   # one wrong element in detail, the first
+            return Item(label, "wrong", self.say(*problem))
+        return Item(label, "wrong", COMMON["also_wrong"])
+
+    def _run(self, answer: Callable, arguments: tuple) -> tuple[object, tuple | None]:
+        """The function's result on one case, and its problem (a text key and arguments) or None."""
+        want = np.asarray(self.reference(*copy.deepcopy(arguments)))
+        given = copy.deepcopy(arguments)
         before = _state(given)
         try:
             with np.errstate(all="ignore"):
                 got = call_with_limit(answer, given, LIMIT)
         except TimeLimit:
             return None, ("timeout", {"seconds": f"{LIMIT:g}"})
+        except KeyboardInterrupt:   # the learner's own interrupt stops the check too
+            raise
         except SystemExit as error:
             return None, ("exit", {"code": "" if error.code is None else short(error.code)})
-        except (Exception, GeneratorExit) as error:   # a learner's KeyboardInterrupt goes through
+        except BaseException as error:   # whatever else it raised, a BaseException of its own too
             if isinstance(error, NameError) and error.name in self.setup:
                 return None, ("setup", {"name": error.name})
-            text = str(error).strip().splitlines()[0][:100] if str(error).strip() else ""
-            return None, ("raised", {"error": type(error).__name__, "message": f": {text}" * bool(text)})
+            return None, ("raised", {"error": type(error).__name__, "message": _first_line(error)})
         if got is ...:
             return None, ("stub", {})
         same = all(np.array_equal(a, b, equal_nan=True) for a, b in zip(before, _state(given), strict=True))
         return got, difference(got, want, ATOL) or (None if same else ("mutated", {}))
 
-    def _diagnosis(self, outputs: list, cases: list, failing: list[int]) -> str:   # the slip, a rule, or "hint"
+    def _diagnosis(self, outputs: list, cases: list, failing: list[int]) -> str:
+        """The text key that explains the failing cases: a known slip that gives all of them, a rule on
+        the first, or "hint"."""
         if any(outputs[i] is None for i in failing):
             return "hint"
         with contextlib.suppress(Exception), np.errstate(all="ignore"):
             for key, mistake in self.mistakes.items():
-                if all(difference(outputs[i], np.asarray(mistake(*copy.deepcopy(cases[i]))), ATOL) is None
-                       for i in failing):
+                slips = (np.asarray(mistake(*copy.deepcopy(cases[i]))) for i in failing)
+                if all(difference(outputs[i], slip, ATOL) is None for i, slip in zip(failing, slips, strict=True)):
                     return key
             got = np.asarray(outputs[failing[0]], dtype=np.float64)
-            return next((key for rule in self.rules if (key := rule(got, cases[failing[0]]))), "hint")
+            for rule in self.rules:
+                key = rule(got, cases[failing[0]])
+                if key:
+                    return key
         return "hint"
 
-def _state(arguments: tuple) -> list[np.ndarray]:   # copies of the arrays the arguments hold, parameters too
-    return [np.array(a) for argument in arguments for a in ([argument] if isinstance(argument, np.ndarray) else [
-        p.value for p in argument.parameters()] if hasattr(argument, "parameters") else [])]
+
+def _first_line(error: BaseException) -> str:
+    """``": "`` and the first line of an error's message (100 characters at most), or nothing."""
+    text = str(error).strip()
+    return f": {text.splitlines()[0][:100]}" if text else ""
+
+
+def _state(arguments: tuple) -> list[np.ndarray]:
+    """Copies of the arrays the arguments hold, a layer's parameters too: what a function must not change."""
+    arrays = []
+    for argument in arguments:
+        if isinstance(argument, np.ndarray):
+            arrays.append(np.array(argument))
+        elif hasattr(argument, "parameters"):
+            arrays += [np.array(p.value) for p in argument.parameters()]
+    return arrays
+
 
 def difference(got: object, want: np.ndarray, atol: float) -> tuple[str, dict] | None:
     """None when ``got`` equals ``want`` within ``atol``; else what differs, type and shape first."""
-    if got is None or isinstance(getattr(got, "value", None), np.ndarray):
-        return "returned_none" if got is None else "returned_tensor", {}
+    if got is None:
+        return "returned_none", {}
+    if isinstance(getattr(got, "value", None), np.ndarray):
+        return "returned_tensor", {}
     try:
         array = np.asarray(got)
     except Exception:
         array = np.asarray(None)
-    if array.dtype.kind not in "biuf" or isinstance(got, (str, bytes)) or (want.ndim == 0 and array.ndim):
-        return "not_scalar" if array.dtype.kind in "biuf" else "not_numeric", {"value": short(got)}
+    numeric = array.dtype.kind in "biuf"
+    if not numeric or isinstance(got, (str, bytes)):
+        return "not_numeric", {"value": short(got)}
+    if want.ndim == 0 and array.ndim:
+        return "not_scalar", {"value": short(got)}
     if array.shape != want.shape:
         return "shape", {"got": short(array.shape), "want": short(want.shape)}
     values = array.astype(np.float64)
@@ -387,15 +563,19 @@ def difference(got: object, want: np.ndarray, atol: float) -> tuple[str, dict] |
         return "scalar", {"got": short(got), "want": short(want[()])}
     where = tuple(int(i) for i in np.argwhere(wrong)[0])
     g, w, d = float(values[where]), float(want[where]), float(gap[where])
-    digits = min(15, max(4, 2 + math.ceil(math.log10(max(abs(w), abs(g), 1e-300) / d)))) if 0 < d < math.inf else 4
+    digits = 4   # as many as it takes to tell got from want, 4 to 15
+    if 0 < d < math.inf:
+        digits = min(15, max(4, 2 + math.ceil(math.log10(max(abs(w), abs(g), 1e-300) / d))))
     return "element", {
         "dtype": COMMON["dtype"].format(got=array.dtype, want=want.dtype) if array.dtype != want.dtype else "",
         "where": list(where), "got": f"{g:.{digits}g}", "want": f"{w:.{digits}g}", "gap": f"{d:.1e}",
         "atol": f"{atol:.0e}", "count": int(wrong.sum()), "size": wrong.size,
         "near": COMMON["near"] if float(gap[wrong].max()) < 1e-5 else ""}
 
+
 # --- the time limit: a watchdog thread ---------------------------------------------------------------
 _RAISE_IN = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
+
 
 def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> object:
     """``function(*arguments)``, or ``TimeLimit`` once it has run ``seconds``: a watchdog thread raises
@@ -404,7 +584,10 @@ def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> obj
     ``except Exception`` does not catch it and a bare ``except:`` that returns is told apart; a long call
     into C (``time.sleep``, one huge NumPy operation) ends first, and code that catches ``BaseException``
     and loops on may escape it. Outside CPython there is no limit."""
-    target, frame, fired, done, lock = threading.get_ident(), [], [], threading.Event(), threading.Lock()
+    target = threading.get_ident()
+    frame: list = []   # the frame of ``_call``, once the function runs
+    fired: list = []   # one entry a TimeLimit raised
+    done, lock = threading.Event(), threading.Lock()
 
     def watch() -> None:
         while not done.wait(0.05 if fired else seconds):
@@ -437,29 +620,39 @@ def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> obj
         raise TimeLimit
     return result
 
+
 def _call(function: Callable, arguments: tuple, frame: list) -> object:
     frame.append(sys._getframe())
     return function(*arguments)
 
+
 # --- package functions a learner may replace, and restore --------------------------------------------
 _ORIGINALS: dict[tuple[str, str], object] = {}
 
-def remember_package() -> None:   # the package's functions, classes and methods as they are now
+
+def remember_package() -> None:
+    """Record the package's functions, classes and methods as they are now (the exercise modules aside)."""
     for name, module in list(sys.modules.items()):
-        for attr, obj in list(vars(module).items()) if name.startswith("llm_from_scratch.") and (
-                ".exercises" not in name) and module else ():
-            if callable(obj) and str(getattr(obj, "__module__", "")).startswith("llm_from_scratch"):
-                _ORIGINALS.setdefault((name, attr), obj)
-                for method, function in vars(obj).items() if isinstance(obj, type) and obj.__module__ == name else ():
+        if module is None or not name.startswith("llm_from_scratch.") or ".exercises" in name:
+            continue
+        for attr, obj in list(vars(module).items()):
+            if not callable(obj) or not str(getattr(obj, "__module__", "")).startswith("llm_from_scratch"):
+                continue
+            _ORIGINALS.setdefault((name, attr), obj)
+            if isinstance(obj, type) and obj.__module__ == name:   # a class defined here: its methods too
+                for method, function in vars(obj).items():
                     if callable(function):
                         _ORIGINALS.setdefault((name, f"{attr}.{method}"), function)
 
-def patched() -> list[str]:   # ``module.name`` of every recorded function or method that is not the original now
+
+def patched() -> list[str]:
+    """``module.name`` of every recorded function or method that is not the original now."""
     changed = set()
     for (name, attr), original in _ORIGINALS.items():
         owner, _, method = attr.partition(".")
         current = getattr(sys.modules.get(name), owner, None)
-        current = (vars(current).get(method) if isinstance(current, type) else None) if method else current
+        if method:
+            current = vars(current).get(method) if isinstance(current, type) else None
         if current is not original:
             changed.add(f"{name.rsplit('.', 1)[-1]}.{attr}")
     return sorted(changed)

@@ -14,10 +14,7 @@ Colour: ``viridis``/``cividis``/greys only, and meaning never by colour alone
 
 from __future__ import annotations
 
-import functools
 import io
-from collections.abc import Callable
-from typing import TypeVar
 
 import matplotlib
 import numpy as np
@@ -48,18 +45,9 @@ RC = {
     "hatch.color": "0.35", "hatch.linewidth": 0.8, "image.interpolation": "nearest",
 }
 
-F = TypeVar("F", bound=Callable)
-
-
-def styled(function: F) -> F:
-    """Build the figure under the course's rcParams, whatever the notebook set."""
-
-    @functools.wraps(function)
-    def wrapper(*args, **kwargs):
-        with matplotlib.rc_context(RC):
-            return function(*args, **kwargs)
-
-    return wrapper  # type: ignore[return-value]
+# ``@styled`` builds a figure under the course's rcParams, whatever the notebook
+# set: ``rc_context`` is a decorator too, and enters afresh at every call.
+styled = matplotlib.rc_context(RC)
 
 
 def new_figure(width: float = MAX_WIDTH, height: float = 3.0) -> Figure:

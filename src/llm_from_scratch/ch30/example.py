@@ -61,8 +61,7 @@ def build_attention(weights: dict[str, np.ndarray] | None = None, prefix: str = 
     """The chapter's layer (or the same configuration with other ``[4, 4]`` weights)."""
     weights = example_weights() if weights is None else weights
     parameters = [Parameter(f"{prefix}.{role}.weight", weights[role]) for role in PARAMETER_ROLES]
-    return MultiHeadAttention.from_parameters(*parameters, heads=HEADS, max_positions=MAX_POSITIONS,
-                                              rope_base=ROPE_BASE)
+    return MultiHeadAttention(*parameters, heads=HEADS, max_positions=MAX_POSITIONS, rope_base=ROPE_BASE)
 
 
 def example_upstream() -> np.ndarray:

@@ -34,7 +34,7 @@ import numpy as np
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
-from ..tensor import Tensor
+from ..tensor import Tensor, causal_softmax
 from . import example as ch30
 
 ROLES = ("query", "key", "value", "output")
@@ -96,7 +96,7 @@ def two_job_layer(heads: int = 2, *, matched: bool = False) -> MultiHeadAttentio
     weights = two_job_weights(sharpness)
     parameters = [Parameter(f"jobs.{role}.weight", weights[role])
                   for role in ROLES]
-    return MultiHeadAttention.from_parameters(
+    return MultiHeadAttention(
         *parameters, heads=heads, max_positions=JOB_TOKENS,
         rope_base=base)
 
@@ -116,9 +116,12 @@ class ScoreSpread:
     samples: int
 
 
-def _softmax(scores: np.ndarray) -> np.ndarray:
-    shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return shifted / shifted.sum(axis=-1, keepdims=True)
+def last_query_weights(scores: np.ndarray) -> np.ndarray:
+    """``[samples, T] -> [samples, T]``: each row's softmax, by the layer's own
+    causal softmax, where a query at the last position sees every key."""
+    samples, tokens = scores.shape
+    table = np.broadcast_to(scores[:, None, :], (samples, tokens, tokens))
+    return causal_softmax(Tensor(table)).value[:, -1]
 
 
 def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
@@ -135,8 +138,8 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
         scaled = raw / np.sqrt(width)
         raw_std.append(raw.std())
         scaled_std.append(scaled.std())
-        raw_top.append(_softmax(raw).max(axis=-1).mean())
-        scaled_top.append(_softmax(scaled).max(axis=-1).mean())
+        raw_top.append(last_query_weights(raw).max(axis=-1).mean())
+        scaled_top.append(last_query_weights(scaled).max(axis=-1).mean())
     return ScoreSpread(np.array(widths), np.array(raw_std),
                        np.array(scaled_std), np.array(raw_top),
                        np.array(scaled_top), tokens, samples)
@@ -179,7 +182,7 @@ def example_layer(rope_base: float = ch30.ROPE_BASE, **weights: np.ndarray) -> M
     ``value=``, ``output=`` replace its ``[4, 4]`` matrices."""
     chosen = {**ch30.example_weights(), **weights}
     parameters = [Parameter(f"attention.{role}.weight", chosen[role]) for role in ROLES]
-    return MultiHeadAttention.from_parameters(
+    return MultiHeadAttention(
         *parameters, heads=ch30.HEADS, max_positions=ch30.MAX_POSITIONS,
         rope_base=rope_base)
 

@@ -46,7 +46,7 @@ from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64, uniform_weight
 from ..swiglu import SwiGlu
-from ..tensor import Tensor, matmul
+from ..tensor import Tensor, matmul, relu
 
 VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")
@@ -101,12 +101,6 @@ STEPS: dict[str, Callable[[Parts, Tensor], Tensor]] = {
 
 # -- the parts ----------------------------------------------------------------
 
-def relu(x: Tensor) -> Tensor:
-    """``max(x, 0)``; the gradient passes where ``x > 0``."""
-    open_ = x.value > 0
-    return Tensor.result(x.value * open_, (x,), lambda g: (g * open_,))
-
-
 def parts_of(block: DecoderBlock, norm: str = "rms",
              ffn: str = "swiglu") -> Parts:
     """The block's parts; ``norm="layer"`` centres each row before its
@@ -123,7 +117,7 @@ def parts_of(block: DecoderBlock, norm: str = "rms",
             return layer.forward
         width = layer.feature_width
         centring = Tensor(np.eye(width) - 1.0 / width)   # z @ C = z - mean z
-        layer = RmsNorm.from_parameters(layer.gain, epsilon=LAYER_NORM_EPSILON)
+        layer = RmsNorm(layer.gain, epsilon=LAYER_NORM_EPSILON)
         return lambda z: layer.forward(matmul(z, centring))
 
     if ffn == "swiglu":
@@ -170,12 +164,12 @@ def _scaled(block: DecoderBlock, factor: float,
     """The same block with every weight matrix multiplied by ``factor``."""
     p = [Parameter(q.name, factor * q.value) if q.ndim == 2 else q
          for q in block.parameters()]
-    attention = MultiHeadAttention.from_parameters(
+    attention = MultiHeadAttention(
         *p[1:5], heads=config.heads, max_positions=config.max_positions,
         rope_base=config.rope_base)
-    feed_forward = SwiGlu.from_parameters(*p[6:9])
-    return DecoderBlock.from_parts(block.attention_norm, attention,
-                                   block.feed_forward_norm, feed_forward)
+    feed_forward = SwiGlu(*p[6:9])
+    return DecoderBlock(block.attention_norm, attention,
+                        block.feed_forward_norm, feed_forward)
 
 
 def build_stack(layers: int, width: int, *, heads: int = 4,

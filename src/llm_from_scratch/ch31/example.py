@@ -60,14 +60,14 @@ def build_block(prefix: str = PREFIX) -> DecoderBlock:
     def weight(name: str) -> Parameter:
         return Parameter(f"{prefix}.{name}", identity)
 
-    attention = MultiHeadAttention.from_parameters(
+    attention = MultiHeadAttention(
         weight("attention.query.weight"), weight("attention.key.weight"), weight("attention.value.weight"),
         weight("attention.output.weight"), heads=HEADS, max_positions=MAX_POSITIONS, rope_base=ROPE_BASE)
-    return DecoderBlock.from_parts(
-        RmsNorm.from_parameters(Parameter(f"{prefix}.attention_norm.gain", np.ones(MODEL_WIDTH)), epsilon=RMS_EPSILON),
+    return DecoderBlock(
+        RmsNorm(Parameter(f"{prefix}.attention_norm.gain", np.ones(MODEL_WIDTH)), epsilon=RMS_EPSILON),
         attention,
-        RmsNorm.from_parameters(Parameter(f"{prefix}.ffn_norm.gain", np.ones(MODEL_WIDTH)), epsilon=RMS_EPSILON),
-        SwiGlu.from_parameters(weight("ffn.gate.weight"), weight("ffn.up.weight"), weight("ffn.down.weight")),
+        RmsNorm(Parameter(f"{prefix}.ffn_norm.gain", np.ones(MODEL_WIDTH)), epsilon=RMS_EPSILON),
+        SwiGlu(weight("ffn.gate.weight"), weight("ffn.up.weight"), weight("ffn.down.weight")),
     )
 
 
@@ -167,8 +167,8 @@ def error_evidence() -> dict[str, DecoderBlockError | None]:
 
     def component_width():
         good = build_block()
-        wide_norm = RmsNorm.from_parameters(Parameter("block.ffn_norm.gain", np.ones(MODEL_WIDTH + 1)), epsilon=0.0)
-        DecoderBlock.from_parts(good.attention_norm, good.attention, wide_norm, good.feed_forward)
+        wide_norm = RmsNorm(Parameter("block.ffn_norm.gain", np.ones(MODEL_WIDTH + 1)), epsilon=0.0)
+        DecoderBlock(good.attention_norm, good.attention, wide_norm, good.feed_forward)
 
     config = DecoderBlockConfig(model_width=MODEL_WIDTH, heads=3, feed_forward_width=FEED_FORWARD_WIDTH,
                                 max_positions=MAX_POSITIONS, rope_base=ROPE_BASE, rms_epsilon=1e-5)

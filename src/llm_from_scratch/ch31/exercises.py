@@ -80,9 +80,9 @@ E6 = Questions("31.6", fields=[option("post", 1), option("first", 1), option("ex
 def _random_block(seed: int, gains: bool = False) -> DecoderBlock:   # with gains: g_a and g_f differ, not 1
     config = DecoderBlockConfig(model_width=8, heads=2, feed_forward_width=12, max_positions=4)
     block, draws = DecoderBlock.new("hidden", config, SplitMix64(seed)), np.linspace(0.5, 1.5, 8)
-    norms = [RmsNorm.from_parameters(Parameter(f"hidden.{n}.gain", g), epsilon=1e-5) for n, g in (
+    norms = [RmsNorm(Parameter(f"hidden.{n}.gain", g), epsilon=1e-5) for n, g in (
         ("attention_norm", draws), ("ffn_norm", draws[::-1].copy()))]
-    return DecoderBlock.from_parts(norms[0], block.attention, norms[1], block.feed_forward) if gains else block
+    return DecoderBlock(norms[0], block.attention, norms[1], block.feed_forward) if gains else block
 
 def _block_cases(first: tuple) -> list[tuple]:
     return [first, (_random_block(3), depth_lab.lab_data(8, batch=2, tokens=4, seed=3)[0]),

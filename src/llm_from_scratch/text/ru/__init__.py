@@ -33,6 +33,7 @@ TEXT = {
     "one_number": "нужен набор номеров, например {{{value}}}, а не одно число.",
     "not_option": "нужен номер варианта: 1, 2, 3 или 4; получено {value}.",
     "not_label": "нужна одна из строк {labels}; получено {value}.",
+    "lookalikes": ("АВСЕаес", "ABCEaec"),  # letters typed as Cyrillic that read as the Latin ones
     "coarse": "{value} округлено слишком грубо: нужно не меньше {decimals} знаков после запятой, как в тексте главы.",
     "huge": "целое ≈ {sign}1e{exponent}",
     "array": "массив NumPy {shape} ({dtype})",
