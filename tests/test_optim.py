@@ -182,7 +182,7 @@ def test_a_failed_step_moves_no_parameter_and_keeps_the_step_count():
     state = [p.value.copy() for p in (a, b)] + [m.copy() for m in adam.m + adam.v]
     for bad in (np.ones(3), np.full(2, 1e200), [1.0, 1.0], np.array([1.0, np.nan])):
         a.grad, b.grad = np.array([0.5, 0.5]), bad           # a's gradient is fine, b's comes later
-        with pytest.raises(OptimizerError, match="gradient of b|update of b"):
+        with pytest.raises(OptimizerError, match=r"gradient of b|update of b"):
             adam.step()
         after = [p.value for p in (a, b)] + adam.m + adam.v
         assert adam.t == 1 and all(np.array_equal(x, y) for x, y in zip(state, after, strict=True))

@@ -63,26 +63,25 @@ class Adam:
         """One update from the current gradients (``None``: no update)."""
         t = self.t + 1
         rate, c1, c2 = self.rate(t), 1 - self.beta1**t, 1 - self.beta2**t
-        updates = []
-        for p, m, v in zip(self.parameters, self.m, self.v, strict=True):
+        updates = []                      # all, before the first move
+        for i, p in enumerate(self.parameters):
             if p.grad is None:
                 continue
             g = self.gradient(p, t)
             try:
                 with np.errstate(over="raise", invalid="raise"):
-                    m_t = self.beta1 * m + (1 - self.beta1) * g
-                    v_t = self.beta2 * v + (1 - self.beta2) * g**2
-                    value = p.value - rate * (m_t / c1) / (
-                        np.sqrt(v_t / c2) + self.eps)
+                    m = self.beta1 * self.m[i] + (1 - self.beta1) * g
+                    v = self.beta2 * self.v[i] + (1 - self.beta2) * g**2
+                    updates.append((i, m, v, p.value - rate * (m / c1) / (
+                        np.sqrt(v / c2) + self.eps)))
             except FloatingPointError as error:
                 raise OptimizerError(
                     f"Adam step {t}: the update of {p.name} overflows, "
                     f"got |gradient| up to {np.abs(g).max():.3g}"
                 ) from error
-            updates.append((p, m, v, m_t, v_t, value))
-        for p, m, v, m_t, v_t, value in updates:   # the first move
-            m[...], v[...], p.value = m_t, v_t, value
-            p.value.flags.writeable = False
+        for i, m, v, value in updates:
+            self.m[i], self.v[i], self.parameters[i].value = m, v, value
+            value.flags.writeable = False
         self.t = t
 
     @staticmethod

@@ -14,6 +14,7 @@ training.
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -165,4 +166,7 @@ def _loss(loss: Loss, output: Tensor, targets: object) -> tuple[float, np.ndarra
             and isinstance(result[1], np.ndarray) and result[1].shape == output.shape):
         raise TrainingError(f"training loss must return (a number, its gradient of shape "
                             f"{list(output.shape)}), got {shown(result)}")
-    return float(result[0]), result[1]
+    try:
+        return float(result[0]), result[1]
+    except OverflowError:                       # an integer past the float range
+        return math.inf, result[1]

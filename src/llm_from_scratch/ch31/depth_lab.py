@@ -42,6 +42,7 @@ from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
 from ..book.settings import Check, changed, choice, integer
 from ..book.training import cross_entropy
+from ..checks import shown
 from ..errors import DepthLabError, LlmFromScratchError, chained
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
@@ -464,9 +465,12 @@ def top_block_gradient(depths: Iterable[int] = range(1, 25),
 
 def short(value: float) -> str:
     """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
-    if not isinstance(value, numbers.Real) or isinstance(value, bool) \
-            or not math.isfinite(value):
-        raise DepthLabError(f"depth lab short needs a finite number, got {value!r}")
+    try:
+        finite = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:               # an integer beyond the float range
+        finite = False
+    if not finite:
+        raise DepthLabError(f"depth lab short needs a finite number, got {shown(value)}")
     return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
@@ -476,15 +480,14 @@ def summary_table(runs: Mapping[str, DepthRun],
     """Header and rows for ``markdown_table``: per variant, the stream's RMS
     and the block's gradient norm after the given layers (counted from 1);
     ``title`` fills a first column (e.g. the weight scale)."""
-    _runs(runs)
+    picked = _table_layers(layers, _runs(runs))
     if not isinstance(title, str):
         raise DepthLabError(f"depth lab table title must be a string, got {title!r}")
     first = [TEXT["depth.scale"]] if title else []
     header = [*first, TEXT["depth.wiring"], TEXT["depth.quantity"],
-              *(TEXT["depth.layer"].format(layer=layer) for layer in layers)]
+              *(TEXT["depth.layer"].format(layer=layer) for layer in picked)]
     rows = []
     for variant, result in runs.items():
-        picked = _table_layers(layers, result.layers)
         lead = [title] if title else []
         rows.append([*lead, label(variant, result.settings.norm),
                      TEXT["depth.stream_rms"],
@@ -501,15 +504,13 @@ def gradient_table(panels: Mapping[str, Mapping[str, DepthRun]],
     the given layers, one row per setting (``panels`` maps a title to runs)."""
     if not isinstance(panels, Mapping) or not panels:
         raise DepthLabError("depth lab panels must map titles to runs, "
-                            f"got {panels!r:.60}")
-    for runs in panels.values():
-        _runs(runs)
+                            f"got {shown(panels)}")
+    picked = _table_layers(layers, min(_runs(runs) for runs in panels.values()))
     header = [TEXT["depth.scale"], TEXT["depth.wiring"],
-              *(TEXT["depth.layer"].format(layer=layer) for layer in layers)]
+              *(TEXT["depth.layer"].format(layer=layer) for layer in picked)]
     rows = []
     for title, runs in panels.items():
         for variant, result in runs.items():
-            picked = _table_layers(layers, result.layers)
             rows.append([title, label(variant, result.settings.norm),
                          *(short(result.gradient_norms[k - 1])
                            for k in picked)])
@@ -540,12 +541,13 @@ def _not_among(changes: Mapping[str, object], name: str, instead: str) -> None:
                             f"got {name}={changes[name]!r}")
 
 
-def _runs(runs: object) -> None:
-    """A non-empty mapping of variants to ``DepthRun``."""
+def _runs(runs: object) -> int:
+    """A non-empty mapping of variants to ``DepthRun``; its fewest layers."""
     if not isinstance(runs, Mapping) or not runs or not all(
             isinstance(result, DepthRun) for result in runs.values()):
         raise DepthLabError("depth lab runs must map variants to DepthRun, "
-                            f"got {runs!r:.60}")
+                            f"got {shown(runs)}")
+    return min(result.layers for result in runs.values())
 
 
 def _variants(variants: object) -> tuple[str, ...]:

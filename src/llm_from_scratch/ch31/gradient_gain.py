@@ -96,7 +96,11 @@ class BranchGains:
     def pre(self, stream_rms: float) -> float:
         """The predicted gradient gain of one Pre sublayer over a stream of
         this RMS."""
-        square = number(stream_rms, "Pre gain stream_rms", 0, math.inf, DepthLabError) ** 2
+        rms = number(stream_rms, "Pre gain stream_rms", 0, math.inf, DepthLabError)
+        try:
+            square = rms ** 2
+        except OverflowError:                  # a stream past 1e154: the branch adds nothing
+            square = math.inf
         gain = 1.0 + self.backward / square if square > 0 else math.inf
         if not math.isfinite(gain):
             raise DepthLabError(f"Pre gain over a stream of RMS {stream_rms:g} overflows")

@@ -38,6 +38,7 @@ import numpy as np
 from ..block import DecoderBlock
 from ..book.settings import Check, changed, flag, integer, number
 from ..book.training import TrainingRun, train
+from ..checks import shown
 from ..errors import DepthLabError, chained
 from ..optim import Adam
 from ..parameter import Parameter, ParameterList
@@ -86,7 +87,7 @@ class Settings:
         check.integer("steps", 1, MAX_STEPS)
         if self.switch is not None:
             if not isinstance(self.switch, (tuple, list)) or len(self.switch) != 2:
-                raise DepthLabError(f"{LAB} switch must be None or a pair (update, lr), got {self.switch!r}")
+                raise DepthLabError(f"{LAB} switch must be None or a pair (update, lr), got {shown(self.switch)}")
             object.__setattr__(self, "switch", (
                 integer(self.switch[0], f"{LAB} switch update", 1, self.steps - 1, DepthLabError),
                 number(self.switch[1], f"{LAB} switch lr", 0, MAX_LEARNING_RATE, DepthLabError)))
@@ -386,8 +387,9 @@ def _about(step: int | None) -> str:
 def training_table(runs: Sequence[Training], level: float = 2.0) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: one row per run, with coarse
     readings only (a verdict, a step rounded to tens)."""
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
     if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence) or not runs:
-        raise DepthLabError(f"{LAB} runs must be a non-empty list of Training, got {runs!r:.60}")
+        raise DepthLabError(f"{LAB} runs must be a non-empty list of Training, got {shown(runs)}")
     header = [TEXT[f"training.{key}"] for key in ("wiring", "layers", "lr", "warmup", "result")]
     header.append(TEXT["training.first_below"].format(level=level))
     rows = []
@@ -404,9 +406,10 @@ def seeds_table(runs: Mapping[str, Sequence[Training]], level: float = 2.0
     """Header and rows for ``markdown_table``: per setting (``runs`` maps a
     title to its runs on several seeds), how many runs got each verdict and
     the range of the first step below ``level``, rounded to tens."""
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
     if not isinstance(runs, Mapping) or not runs or not all(
             isinstance(group, Sequence) and group for group in runs.values()):
-        raise DepthLabError(f"{LAB} runs must map titles to non-empty lists of Training, got {runs!r:.60}")
+        raise DepthLabError(f"{LAB} runs must map titles to non-empty lists of Training, got {shown(runs)}")
     header = [TEXT["training.run"], TEXT["training.seeds"], TEXT["training.result"],
               TEXT["training.first_below"].format(level=level)]
     rows = []
@@ -442,8 +445,8 @@ def _losses(losses: object) -> np.ndarray:
     """A non-empty ``[steps]`` of finite losses (a run that diverged keeps those before)."""
     try:
         values = np.asarray(losses, dtype=float)
-    except (TypeError, ValueError) as error:
-        raise DepthLabError(f"{LAB} losses must be numbers, got {losses!r:.60}") from error
+    except (TypeError, ValueError, OverflowError) as error:
+        raise DepthLabError(f"{LAB} losses must be numbers, got {shown(losses)}") from error
     if values.ndim != 1 or not values.size:
         raise DepthLabError(f"{LAB} losses must be a non-empty list of numbers, got shape {list(values.shape)}")
     bad = values.size - np.count_nonzero(np.isfinite(values))
