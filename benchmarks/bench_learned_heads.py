@@ -1,4 +1,4 @@
-"""How long chapter 30's training takes: ``learn(2, every=EVERY)`` and ``learn(1, every=EVERY)``,
+"""How long chapter 30's training takes: ``learn(heads=2, every=EVERY)`` and ``learn(heads=1, every=EVERY)``,
 as the chapter calls them (1000 steps, the held-out loss every 50 steps), and the chapter's table
 of four other starts (150 steps each, both layers).
 
@@ -28,9 +28,9 @@ print(time.perf_counter() - start)
 
 
 CALLS = {
-    "h = 2": "learned_heads.learn(2, every=learned_heads.EVERY)",
-    "h = 1": "learned_heads.learn(1, every=learned_heads.EVERY)",
-    "starts 31-34": "[learned_heads.jobs(learned_heads.learn(h, steps=150, seed=s).layer)"
+    "h = 2": "learned_heads.learn(heads=2, every=learned_heads.EVERY)",
+    "h = 1": "learned_heads.learn(heads=1, every=learned_heads.EVERY)",
+    "starts 31-34": "[learned_heads.jobs(learned_heads.learn(heads=h, steps=150, seed=s).layer)"
                     " for s in range(31, 35) for h in (2, 1)]",
 }
 

@@ -34,38 +34,44 @@ from llm_from_scratch.ch31 import training_lab
 COMPARE = """
 def compare_orders(layers=4, rates=(0.01, 0.03), warmup=0, steps=120,
                    seed=31):
-    return {lr: {v: training_lab.train_stack(v, layers, lr, warmup, steps,
-                                             seed=seed)
+    return {lr: {v: training_lab.train_stack(
+                     variant=v, layers=layers, lr=lr, warmup=warmup,
+                     steps=steps, seed=seed)
                  for v in ("pre", "post")} for lr in rates}
 by_rate = compare_orders()
 """
 
 CELLS = {
-    "один запуск: train_stack(\"pre\", 4, 0.03), 120 шагов": """
-run = training_lab.train_stack("pre", 4, 0.03)
+    "один запуск: train_stack(variant=\"pre\", layers=4, lr=0.03), 120 шагов": """
+run = training_lab.train_stack(variant="pre", layers=4, lr=0.03)
 """,
     "Рис. «Pre и Post без разогрева»: compare_orders() (4 запуска)": COMPARE,
     "Таблица сдвигов: L = 1, 2, 4 по 40 шагов и Post при L = 1, 2": """
-moved = {L: {v: training_lab.train_stack(v, L, 0.03, steps=40, probe=True)
+moved = {L: {v: training_lab.train_stack(variant=v, layers=L, lr=0.03,
+                                         steps=40, probe=True)
              for v in ("pre", "post")} for L in (1, 2, 4)}
-posts = [training_lab.train_stack("post", L, lr=0.03) for L in (1, 2)]
+posts = [training_lab.train_stack(variant="post", layers=L, lr=0.03) for L in (1, 2)]
 """,
     "Рис. «разогрев»: Post с разогревом (probe) и зёрна 32, 33 (7 запусков)": """
-warm = training_lab.train_stack("post", 4, lr=0.03, warmup=100, probe=True)
-seeds = {s: {"pre": training_lab.train_stack("pre", 4, 0.03, seed=s),
-             "post": training_lab.train_stack("post", 4, 0.03, seed=s),
-             "warm": training_lab.train_stack("post", 4, 0.03, 100, seed=s)}
+base = training_lab.Settings(layers=4, lr=0.03)   # L = 4, η = 0.03
+warm = training_lab.train_stack(base, variant="post", warmup=100,
+                                probe=True)
+seeds = {s: {"pre": training_lab.train_stack(base, variant="pre", seed=s),
+             "post": training_lab.train_stack(base, variant="post", seed=s),
+             "warm": training_lab.train_stack(base, variant="post",
+                                              warmup=100, seed=s)}
          for s in (32, 33)}
 """,
     "Таблица «порядок шагов»: switch, 2 × 3 зерна (probe, 6 запусков)": """
-group = [training_lab.train_stack("post", 4, lr, switch=switch, seed=s,
-                                  probe=True)
+group = [training_lab.train_stack(variant="post", layers=4, lr=lr,
+                                  switch=switch, seed=s, probe=True)
          for lr, switch in ((0.03, (40, 0.01)), (0.01, (40, 0.03)))
          for s in (31, 32, 33)]
 """,
     "Таблица сдвигов по ширине: первый шаг, ширина 8 … 64": """
 for width in (8, 16, 32, 64):
-    moves = [training_lab.top_movement(v, 4, lr=0.003, steps=1, width=width)[0]
+    moves = [training_lab.top_movement(variant=v, layers=4, lr=0.003,
+                                       steps=1, width=width)[0]
              for v in ("pre", "post")]
 """,
 }

@@ -4,12 +4,12 @@ A row either documents an accepted input (with a check of what came out) or name
 exact typed error and a piece of its message that shows the value received. Each row runs
 with warnings turned into errors and stderr captured: anything else that escapes - a raw
 ``ValueError``, ``TypeError``, ``OverflowError``, a NumPy warning, a typed error of another
-class, or a word on stderr - fails it. The rows are grouped by class of input; the classes
-that issue 20 found broken are marked in the section titles.
+class, or a word on stderr - fails it. The rows are grouped by class of input, one section a class.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import fractions
 import os
@@ -52,7 +52,12 @@ from llm_from_scratch import (
     merge_heads,
     split_heads,
 )
+from llm_from_scratch.book.training import cross_entropy, fit, train
+from llm_from_scratch.ch30 import learned_heads
+from llm_from_scratch.ch31 import depth_lab, gradient_gain, training_lab
 from llm_from_scratch.checks import MAX_SIZE, checked
+from llm_from_scratch.errors import DepthLabError, LearnedHeadsError, OptimizerError, TrainingError
+from llm_from_scratch.optim import Adam
 from llm_from_scratch.rng import GAMMA, MASK, uniform_weight
 from llm_from_scratch.tensor import add, matmul, scale
 
@@ -599,7 +604,7 @@ ROWS = [
 
 BIG = 1e200  # finite, but its square is not
 ROWS += [
-    # --- issue 20, cause 1: finite values that overflow inside a layer or on the tape ---
+    # --- finite values that overflow inside a layer or on the tape ---
     bad("overflow-tape-add", lambda: x(2, value=1e308) + x(2, value=1e308), TensorError,
         "add [2] [2]: overflow encountered in add"),
     bad("overflow-tape-mul", lambda: x(2, value=BIG) * x(2, value=BIG), TensorError,
@@ -639,7 +644,7 @@ ROWS += [
         GradcheckError, "gradcheck backward: backward: overflow"),
     bad("overflow-gradcheck-delta", lambda: check(None, np.ones((2, D)), delta=1e308), GradcheckError,
         "gradcheck central differences: overflow"),
-    # --- issue 20, cause 2: NumPy integers of any width, handled exactly ------------------
+    # --- NumPy integers of any width, handled exactly ------------------
     bad("int-offset-int64-max", lambda: attention().forward(x(1, T, D), np.int64(2**63 - 1)),
         MultiHeadAttentionError, "position interval [9223372036854775807, 9223372036854775810) exceeds capacity 6"),
     bad("int-offset-int8-max", lambda: attention().forward(x(1, T, D), np.int8(127)), MultiHeadAttentionError,
@@ -652,7 +657,7 @@ ROWS += [
         MultiHeadAttentionError, "position offset must be non-negative, got np.int16(-1)"),
     ok("int-offset-int8-inside-a-long-table", lambda: RotaryEmbedding(2, 200, 100.0).rotate(x(10, 2), np.int8(120)),
        shape_is(10, 2)),
-    # --- issue 20, cause 3: Python integers beyond the float range -------------------------
+    # --- Python integers beyond the float range -------------------------
     bad("huge-int-rope-base", lambda: RotaryEmbedding(4, 8, 10**400), RopeError,
         "RoPE base must be a finite positive number, got an integer of 1329 bits"),
     bad("huge-int-epsilon", lambda: norm(epsilon=10**400), RmsNormError,
@@ -669,7 +674,7 @@ ROWS += [
         "got an integer of 16610 bits"),
     bad("huge-int-width", lambda: attention_new(model_width=10**400), MultiHeadAttentionError,
         "multi-head weight would hold an integer of 2658 bits values"),
-    # --- issue 20, cause 4: sizes limited before anything is allocated or drawn -------------
+    # --- sizes limited before anything is allocated or drawn -------------
     bad("size-rope-table", lambda: RotaryEmbedding(4, 10**15, 100.0), RopeError,
         f"RoPE table would hold 2000000000000000 values, more than the limit {MAX_SIZE}"),
     bad("size-mha-positions", lambda: attention(max_positions=10**15), MultiHeadAttentionError,
@@ -689,7 +694,7 @@ ROWS += [
         f"got {MAX_SIZE + 1}"),
     bad("size-empty-weight-draw", lambda: uniform_weight(SplitMix64(1), 1, 0), InitializationError,
         "weight fan-out must be a positive integer, got 0"),
-    # --- issue 20, cause 5: Tensor inputs and the tape's operators --------------------------
+    # --- Tensor inputs and the tape's operators --------------------------
     bad("tensor-input-bytearray", lambda: Tensor(bytearray(b"ab")), TensorError, "got bytearray"),
     bad("tensor-input-memoryview", lambda: Tensor(memoryview(b"ab")), TensorError, "got memoryview"),
     bad("tensor-input-masked-array", lambda: Tensor(np.ma.masked_array([1.0, 2.0], mask=[0, 1])), TensorError,
@@ -722,7 +727,7 @@ ROWS += [
     bad("tensor-function-array", lambda: matmul(np.ones((2, 2)), x(2, 2)), TensorError,
         "matmul needs Tensor operands, got ndarray"),
     ok("tensor-scalars-multiply", lambda: x() * x(), float64_equal(1.0)),
-    # --- issue 20, cause 6: nested layers check on every call and name the failing part -----
+    # --- nested layers check on every call and name the failing part -----
     bad("nested-second-norm-magnitude", lambda: parts(attention=huge_output_attention()).forward(varied(1, T, D)),
         DecoderBlockError, "feed-forward RMSNorm: RMSNorm: rms_norm [1, 3, 4] [4]: overflow encountered in square"),
     bad("nested-second-norm-zero-row", lambda: zero_after_attention().forward(x(1, 1, D)), DecoderBlockError,
@@ -745,7 +750,7 @@ ROWS += [
         "decoder-block attention RMSNorm must be a RmsNorm, got str"),
     ok("constructor-attention-holds-four-weights", lambda: MultiHeadAttention(
         eye("q"), eye("k"), eye("v"), eye("o"), H, P, 100.0), lambda layer: layer.parameters().count() == 4 * D * D),
-    # --- issue 20, cause 9: messages that name the real cause -------------------------------
+    # --- messages that name the real cause -------------------------------
     bad("message-query-weight-rows", lambda: attention(query_weight=Parameter("q", np.ones((1, D)))),
         MultiHeadAttentionError, "query projection input width must equal model width 4, got 1"),
     ok("message-decimal-base-is-a-number", lambda: RotaryEmbedding(4, 8, decimal.Decimal("100")),
@@ -774,6 +779,298 @@ ROWS += [
     bad("message-decimal-nan", lambda: norm(epsilon=decimal.Decimal("NaN")), RmsNormError, "got Decimal('NaN')"),
     bad("message-decimal-signalling-nan", lambda: norm(epsilon=decimal.Decimal("sNaN")), RmsNormError,
         "got Decimal('sNaN')"),
+]
+
+
+# --- builders of the training and lab rows: every entry point of the loop, Adam, the labs -
+
+V = 3                               # the vocabulary of the bigram rows
+TOKENS_V = np.array([[0, 1, 2]])    # [B, T] = [1, 3]
+DEFAULT = object()                  # "leave this argument as the row's loop has it"
+
+
+def bigram():
+    """The smallest model ``train`` can move: a table of logits ``[V, V]`` read by one-hot rows."""
+    table = Parameter("table", np.zeros((V, V)))
+    return (lambda inputs: Tensor(np.eye(V)[inputs]) @ table), table
+
+
+def loop(steps=2, *, model=DEFAULT, batches=DEFAULT, optimizer=DEFAULT, loss=cross_entropy, after=None):
+    """``fit`` of the bigram on the cyclic task, with one argument replaced."""
+    bigram_model, table = bigram()
+    return fit(bigram_model if model is DEFAULT else model,
+               (lambda step: (TOKENS_V, (TOKENS_V + 1) % V)) if batches is DEFAULT else batches,
+               Adam([table]) if optimizer is DEFAULT else optimizer, steps, loss, after)
+
+
+def with_targets(targets):
+    """``train`` of the bigram on fixed inputs and these targets."""
+    model, table = bigram()
+    return train(model, lambda step: (TOKENS_V, targets), Adam([table]), 2)
+
+
+def logits_from(step_from, size=1e308):
+    """Five steps whose logits ``(x, -x)`` reach ``x = size`` from step ``step_from`` on: their
+    cross-entropy overflows there (the logits are more than 1.8e308 apart)."""
+    w = Parameter("w", np.eye(2))
+
+    def batches(step):
+        value = size if step >= step_from else 1.0
+        return np.array([[[value, -value]]]), np.array([[0]])
+
+    return train(lambda inputs: Tensor(inputs) @ w, batches, Adam([w]), 5)
+
+
+def loss_nan_from(step_from):
+    """Five bigram steps whose loss is NaN from step ``step_from`` on."""
+    calls = []
+
+    def loss(output, targets):
+        calls.append(step_from)
+        value, grad = cross_entropy(output, targets)
+        return (NAN if len(calls) > step_from else value), grad
+
+    return loop(5, loss=loss)
+
+
+def diverged(step):
+    return lambda run: run.diverged_at == step and len(run.losses) == step and f"step {step}" in run.message
+
+
+def adam_step(*gradients):
+    """One step of Adam over a parameter ``[2]`` of ones per gradient."""
+    parameters = [Parameter(f"p{i}", np.ones(2)) for i in range(len(gradients))]
+    for parameter, gradient in zip(parameters, gradients, strict=True):
+        parameter.grad = gradient
+    Adam(parameters).step()
+
+
+def adam_rate_set(lr):
+    adam = Adam([Parameter("w", np.ones(2))])
+    adam.lr = lr
+
+
+def many_weights(count):
+    """Parameters of ``count`` zeros in all, a few large ones."""
+    sizes = [2**22] * (count // 2**22) + [count % 2**22]
+    return [Parameter(f"w{i}", np.zeros(size)) for i, size in enumerate(sizes) if size]
+
+
+TINY_LAB = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4}
+SMALL_DEPTH = {"layers": 3, "width": 8, "heads": 2, "ffn_width": 12, "batch": 2, "tokens": 3, "vocabulary": 5,
+               "seed": 5}
+
+
+def short_training():
+    """Three steps of the training lab on a tiny model."""
+    return training_lab.train_stack(layers=1, steps=3, batch=2, period=2, **TINY_LAB)
+
+
+def tiny_model():
+    return training_lab.new_model(layers=1, **TINY_LAB)
+
+
+def depth_run(**changes):
+    return depth_lab.run(**{**SMALL_DEPTH, **changes})
+
+
+def with_stream_gradients(values):
+    return dataclasses.replace(depth_run(), stream_gradients=np.array(values, dtype=float))
+
+
+def quiet_attention():
+    """A layer of the two-job task whose output is zero at every position."""
+    names = ("learned.query.weight", "learned.key.weight", "learned.value.weight", "learned.output.weight")
+    return MultiHeadAttention.from_parameters(*(Parameter(n, np.zeros((8, 8))) for n in names), heads=2,
+                                              max_positions=6, rope_base=100.0)
+
+
+ROWS += [
+    # --- the training loop's arguments: checked before the first step -------------------
+    ok("training-loop", lambda: loop(3), lambda run: not run.diverged and len(run.losses) == 3 and not run.message),
+    bad("training-steps-zero", lambda: loop(0), TrainingError, "got 0"),
+    bad("training-steps-negative", lambda: loop(-1), TrainingError, "got -1"),
+    bad("training-steps-billion", lambda: loop(10**9), TrainingError, "got 1000000000"),
+    bad("training-steps-float", lambda: loop(2.5), TrainingError, "got 2.5"),
+    bad("training-steps-bool", lambda: loop(True), TrainingError, "got True"),
+    bad("training-steps-str", lambda: loop("3"), TrainingError, "got '3'"),
+    bad("training-optimizer-none", lambda: loop(optimizer=None), TrainingError, "got NoneType"),
+    bad("training-optimizer-parameters", lambda: loop(optimizer=[Parameter("w", 1.0)]), TrainingError, "got list"),
+    bad("training-model-not-callable", lambda: loop(model=5), TrainingError, "got int"),
+    bad("training-batches-not-callable", lambda: loop(batches=[TOKENS_V]), TrainingError, "got list"),
+    bad("training-loss-not-callable", lambda: loop(loss="mse"), TrainingError, "got str"),
+    bad("training-after-not-callable", lambda: loop(after=5), TrainingError, "got int"),
+    # --- what one step gets back: batches, the model's output, the loss -------------------
+    bad("training-batch-not-a-pair", lambda: loop(batches=lambda step: TOKENS_V), TrainingError, "got array("),
+    bad("training-model-returns-array", lambda: loop(model=lambda inputs: np.zeros((1, 3, V))), TrainingError,
+        "got ndarray"),
+    bad("training-loss-returns-a-number", lambda: loop(loss=lambda output, targets: 1.0), TrainingError, "got 1.0"),
+    bad("training-targets-float", lambda: with_targets(np.array([[1.0, 2.0, 0.0]])), TrainingError,
+        "got dtype float64"),
+    bad("training-targets-minus-one", lambda: with_targets(np.array([[1, -1, 0]])), TrainingError, "got -1"),
+    bad("training-targets-past-the-vocabulary", lambda: with_targets(np.array([[1, 2, 3]])), TrainingError,
+        "got 3"),
+    bad("training-targets-shape", lambda: with_targets(np.array([[1, 2]])), TrainingError, "got [1, 2]"),
+    # --- a typed error is raised, never a verdict; an overflow after updates is one --------
+    bad("training-typed-error-of-the-model-is-raised", lambda: loop(
+        model=lambda inputs: attention().forward(x(1, T, 5)).output), MultiHeadAttentionError, "got 5"),
+    bad("training-typed-error-of-the-loss-is-raised", lambda: loop(
+        loss=lambda output, targets: cross_entropy(output, targets + 5)), TrainingError, "got 6"),
+    bad("training-overflow-before-any-update-is-raised", lambda: logits_from(0), TrainingError, "1e+308"),
+    ok("training-overflow-after-updates-diverges-at-its-step", lambda: logits_from(2), diverged(2)),
+    ok("training-loss-not-finite-after-updates-diverges-at-its-step", lambda: loss_nan_from(3), diverged(3)),
+    bad("training-loss-not-finite-before-any-update-is-raised", lambda: loss_nan_from(0), TrainingError, "nan"),
+    bad("training-loss-past-the-float-range-is-not-finite", lambda: loop(
+        loss=lambda output, targets: (10**400, np.zeros(output.shape))), TrainingError, "inf"),
+    # --- cross-entropy: finite logits, integer targets inside the vocabulary ---------------
+    bad("cross-entropy-targets-float", lambda: cross_entropy(np.zeros((1, 2, V)), np.array([[0.0, 1.0]])),
+        TrainingError, "got dtype float64"),
+    bad("cross-entropy-targets-bool", lambda: cross_entropy(np.zeros((1, 2, V)), np.array([[True, False]])),
+        TrainingError, "got dtype bool"),
+    bad("cross-entropy-target-minus-one", lambda: cross_entropy(np.zeros((1, 2, V)), np.array([[0, -1]])),
+        TrainingError, "got -1"),
+    bad("cross-entropy-target-vocabulary", lambda: cross_entropy(np.zeros((1, 2, V)), np.array([[V, 0]])),
+        TrainingError, "got 3"),
+    bad("cross-entropy-targets-shape", lambda: cross_entropy(np.zeros((1, 2, V)), np.array([[0, 1, 2]])),
+        TrainingError, "got [1, 3]"),
+    bad("cross-entropy-no-targets", lambda: cross_entropy(np.zeros((1, 0, V)), np.zeros((1, 0), dtype=int)),
+        TrainingError, "got [1, 0]"),
+    bad("cross-entropy-logits-nan", lambda: cross_entropy(np.array([[[0.0, NAN, 1.0]]]), np.array([[0]])),
+        TrainingError, "got 1 NaN or infinite of 3"),
+    bad("cross-entropy-logits-inf", lambda: cross_entropy(np.array([[[0.0, INF, 1.0]]]), np.array([[0]])),
+        TrainingError, "got 1 NaN or infinite of 3"),
+    bad("cross-entropy-logits-text", lambda: cross_entropy(np.array([[["a", "b"]]]), np.array([[0]])),
+        TrainingError, "got dtype <U1"),
+    bad("cross-entropy-logits-far-apart", lambda: cross_entropy(np.array([[[1e308, -1e308]]]), np.array([[0]])),
+        TrainingError, "1e+308"),
+    # --- Adam: every gradient checked and every update computed before one parameter moves -
+    bad("adam-later-gradient-of-another-shape", lambda: adam_step(np.ones(2), np.ones(3)), OptimizerError,
+        "got float64 [3]"),
+    bad("adam-gradient-list", lambda: adam_step([1.0, 1.0]), OptimizerError, "got list"),
+    bad("adam-gradient-bool", lambda: adam_step(np.array([True, False])), OptimizerError, "got bool [2]"),
+    bad("adam-gradient-squares-past-float64", lambda: adam_step(np.ones(2), np.full(2, 1e200)), OptimizerError,
+        "1e+200"),
+    bad("adam-learning-rate-set-to-nan", lambda: adam_rate_set(NAN), OptimizerError, "got nan"),
+    bad("adam-learning-rate-set-to-zero", lambda: adam_rate_set(0.0), OptimizerError, "got 0.0"),
+    bad("adam-rate-of-a-negative-step", lambda: Adam([]).rate(-5), OptimizerError, "got -5"),
+    bad("adam-rate-of-step-zero", lambda: Adam([]).rate(0), OptimizerError, "got 0"),
+    bad("adam-rate-of-a-float-step", lambda: Adam([]).rate(1.5), OptimizerError, "got 1.5"),
+    bad("adam-rate-of-no-step", lambda: Adam([]).rate(None), OptimizerError, "got None"),
+    ok("adam-rate-of-a-huge-step", lambda: Adam([], lr=0.1, warmup=3).rate(10**400), lambda rate: rate == 0.1),
+    # --- chapter 30's learned heads: one checked Settings ----------------------------------
+    bad("heads-lab-steps-negative", lambda: learned_heads.learn(heads=2, steps=-1), LearnedHeadsError, "got -1"),
+    bad("heads-lab-steps-zero", lambda: learned_heads.learn(heads=2, steps=0), LearnedHeadsError, "got 0"),
+    bad("heads-lab-steps-billion", lambda: learned_heads.learn(heads=2, steps=10**9), LearnedHeadsError,
+        "got 1000000000"),
+    bad("heads-lab-steps-float", lambda: learned_heads.learn(heads=2, steps=1.5), LearnedHeadsError, "got 1.5"),
+    bad("heads-lab-every-true", lambda: learned_heads.learn(heads=2, steps=3, every=True), LearnedHeadsError,
+        "got True"),
+    bad("heads-lab-every-zero", lambda: learned_heads.learn(heads=2, steps=3, every=0), LearnedHeadsError,
+        "got 0"),
+    bad("heads-lab-every-past-the-steps", lambda: learned_heads.learn(heads=2, steps=3, every=4),
+        LearnedHeadsError, "got 4"),
+    bad("heads-lab-heads-indivisible", lambda: learned_heads.learn(heads=3), LearnedHeadsError, "got 3"),
+    bad("heads-lab-heads-odd-width", lambda: learned_heads.learn(heads=8), LearnedHeadsError, "got 8"),
+    bad("heads-lab-learning-rate-nan", lambda: learned_heads.learn(heads=2, learning_rate=NAN), LearnedHeadsError,
+        "got nan"),
+    bad("heads-lab-seed-negative", lambda: learned_heads.learn(heads=2, seed=-1), LearnedHeadsError, "got -1"),
+    bad("heads-lab-rope-base-zero", lambda: learned_heads.learn(heads=2, rope_base=0), LearnedHeadsError, "got 0"),
+    bad("heads-lab-unknown-setting", lambda: learned_heads.learn(heads=2, depth=3), LearnedHeadsError, "'depth'"),
+    bad("heads-lab-batch-step-negative", lambda: learned_heads.task_batch(-1), LearnedHeadsError, "got -1"),
+    bad("heads-lab-batch-size-zero", lambda: learned_heads.task_batch(0, size=0), LearnedHeadsError, "got 0"),
+    bad("heads-lab-batch-too-large", lambda: learned_heads.task_batch(0, size=10**12), LearnedHeadsError,
+        "got 1000000000000"),
+    bad("heads-lab-loss-batch-mismatch", lambda: learned_heads.two_job_loss(np.zeros((1, 6, 8)),
+                                                                           np.zeros((2, 4, 2))),
+        LearnedHeadsError, "got [2, 4, 2]"),
+    bad("heads-lab-loss-nan-output", lambda: learned_heads.two_job_loss(np.full((1, 6, 8), NAN),
+                                                                       np.zeros((1, 4, 2))),
+        LearnedHeadsError, "got 48 NaN or infinite of 48"),
+    bad("heads-lab-loss-overflows", lambda: learned_heads.two_job_loss(np.full((1, 6, 8), 1e200),
+                                                                      np.zeros((1, 4, 2))),
+        LearnedHeadsError, "1e+200"),
+    bad("heads-lab-layer-none", lambda: learned_heads.held_out_loss(None), LearnedHeadsError, "got NoneType"),
+    bad("heads-lab-layer-of-another-width", lambda: learned_heads.jobs(attention()), LearnedHeadsError,
+        "got width 4"),
+    bad("heads-lab-line-of-no-pairs", lambda: learned_heads.line_bound(np.zeros((0, 2))), LearnedHeadsError,
+        "got 0"),
+    bad("heads-lab-line-of-nan", lambda: learned_heads.line_bound(np.array([[NAN, 1.0], [0.0, 1.0]])),
+        LearnedHeadsError, "got 1 NaN or infinite of 4"),
+    bad("heads-lab-pairs-zero-sequences", lambda: learned_heads.output_pairs(learned_heads.random_layer(heads=2),
+                                                                             sequences=0),
+        LearnedHeadsError, "got 0"),
+    bad("heads-lab-pairs-negative-sequences", lambda: learned_heads.output_pairs(
+        learned_heads.random_layer(heads=2), sequences=-1), LearnedHeadsError, "got -1"),
+    bad("heads-lab-correlation-of-constant-columns", lambda: learned_heads.column_correlation(quiet_attention()),
+        LearnedHeadsError, "got spreads 0 and 0"),
+    # --- chapter 31's training lab: the readings and the model's tokens -------------------
+    bad("training-lab-smoothed-nan", lambda: training_lab.smoothed([NAN, 1.0]), DepthLabError,
+        "got 1 NaN or infinite of 2"),
+    bad("training-lab-smoothed-nothing", lambda: training_lab.smoothed([]), DepthLabError, "got shape [0]"),
+    bad("training-lab-smoothed-table", lambda: training_lab.smoothed(np.ones((2, 2))), DepthLabError,
+        "got shape [2, 2]"),
+    bad("training-lab-final-loss-of-none", lambda: training_lab.final_loss(short_training(), last=0),
+        DepthLabError, "got 0"),
+    bad("training-lab-final-loss-negative", lambda: training_lab.final_loss(short_training(), last=-2),
+        DepthLabError, "got -2"),
+    bad("training-lab-level-nan", lambda: training_lab.first_below(short_training(), level=NAN), DepthLabError,
+        "got nan"),
+    bad("training-lab-verdict-of-none", lambda: training_lab.verdict(None), DepthLabError, "got NoneType"),
+    bad("training-lab-smoothed-huge-integer", lambda: training_lab.smoothed([10**400]), DepthLabError, "got [1000"),
+    bad("training-lab-table-level-text", lambda: training_lab.training_table([short_training()], "2"),
+        DepthLabError, "got '2'"),
+    bad("training-lab-seeds-level-list", lambda: training_lab.seeds_table({"a": [short_training()]}, []),
+        DepthLabError, "got []"),
+    bad("training-lab-context-free-loss-zero", lambda: training_lab.context_free_loss(0), DepthLabError, "got 0"),
+    bad("training-lab-context-free-loss-vocabulary-zero", lambda: training_lab.context_free_loss(vocabulary=0),
+        DepthLabError, "got 0"),
+    bad("training-lab-context-free-loss-vocabulary-float", lambda: training_lab.context_free_loss(vocabulary=2.5),
+        DepthLabError, "got 2.5"),
+    bad("training-lab-best-loss-no-tokens", lambda: training_lab.best_loss(tokens=0), DepthLabError, "got 0"),
+    bad("training-lab-token-past-the-vocabulary", lambda: tiny_model()(np.array([[0, 5]])), DepthLabError,
+        "got 5"),
+    bad("training-lab-token-minus-one", lambda: tiny_model()(np.array([[-1, 0]])), DepthLabError, "got -1"),
+    bad("training-lab-token-float", lambda: tiny_model()(np.array([[0.5, 1.0]])), DepthLabError,
+        "got dtype float64"),
+    bad("training-lab-tokens-past-the-positions", lambda: tiny_model().top(np.zeros((1, 5), dtype=int)),
+        DepthLabError, "got dtype int64 [1, 5]"),
+    # --- the depth lab and its theory ----------------------------------------------------
+    bad("depth-lab-unknown-setting", lambda: depth_lab.run(depth=3), DepthLabError, "'depth'"),
+    bad("depth-lab-compare-with-a-variant", lambda: depth_lab.compare(variant="post"), DepthLabError,
+        "got variant='post'"),
+    bad("depth-lab-short-nan", lambda: depth_lab.short(NAN), DepthLabError, "got nan"),
+    bad("depth-lab-short-huge-integer", lambda: depth_lab.short(10**400), DepthLabError,
+        "got an integer of 1329 bits"),
+    bad("depth-lab-table-layers-a-number", lambda: depth_lab.summary_table({"pre": depth_run()}, 1.5),
+        DepthLabError, "got 1.5"),
+    bad("depth-lab-table-of-none", lambda: depth_lab.summary_table(None), DepthLabError, "got None"),
+    bad("depth-lab-parts-of-none", lambda: depth_lab.parts_of(None), DepthLabError, "got NoneType"),
+    bad("depth-lab-branches-of-none", lambda: depth_lab.keep_branches(None, "both", "pre"), DepthLabError,
+        "got NoneType"),
+    bad("gain-measured-zero-gradient", lambda: gradient_gain.measured_gain(with_stream_gradients([1, 1, 0, 1])),
+        DepthLabError, "got 0.0 at layer 2"),
+    bad("gain-measured-two-blocks", lambda: gradient_gain.measured_gain(depth_run(layers=2)), DepthLabError,
+        "got 2"),
+    bad("gain-measured-none", lambda: gradient_gain.measured_gain(None), DepthLabError, "got NoneType"),
+    bad("gain-pre-over-a-zero-stream", lambda: gradient_gain.ffn_gains().pre(0.0), DepthLabError, "got 0.0"),
+    bad("gain-pre-over-a-nan-stream", lambda: gradient_gain.ffn_gains().pre(NAN), DepthLabError, "got nan"),
+    bad("gain-pre-over-a-tiny-stream", lambda: gradient_gain.ffn_gains().pre(1e-200), DepthLabError, "1e-200"),
+    ok("gain-pre-over-a-huge-stream", lambda: gradient_gain.ffn_gains().pre(1e300), lambda gain: gain == 1.0),
+    bad("gain-negative", lambda: gradient_gain.BranchGains("swiglu", 1.0, -1.0, 0.5), DepthLabError, "got -1.0"),
+    bad("gain-predicted-without-gains", lambda: gradient_gain.predicted_pre_ratio(depth_run(), None),
+        DepthLabError, "got DepthRun and NoneType"),
+    bad("gain-expectation-negative-spread", lambda: gradient_gain.expectation(np.square, -1.0), DepthLabError,
+        "got -1.0"),
+    bad("gain-expectation-overflows", lambda: gradient_gain.expectation(lambda a: np.exp(1000 * a), 1.0),
+        DepthLabError, "overflow"),
+    bad("gain-expectation-of-a-number", lambda: gradient_gain.expectation(3.0, 1.0), DepthLabError, "got float"),
+    # --- sizes: weights, optimiser state and activations counted before anything is made ---
+    bad("size-adam-moments", lambda: Adam(many_weights(MAX_SIZE // 2 + 1)), OptimizerError,
+        f"would hold {MAX_SIZE + 2} values"),
+    bad("size-depth-lab-weights", lambda: depth_lab.run(layers=64, width=256, heads=4), DepthLabError,
+        "limit 33554432"),
+    bad("size-training-lab-weights-and-adam", lambda: training_lab.train_stack(layers=64, width=128, steps=1),
+        DepthLabError, "limit 33554432"),
 ]
 
 
@@ -915,7 +1212,7 @@ def test_every_error_class_derives_from_the_package_base():
                if isinstance(value, type) and issubclass(value, Exception)]
     components = {"Tensor", "Parameter", "Initialization", "Rope", "HeadLayout", "CausalAttention",
                   "MultiHeadAttention", "RmsNorm", "SwiGlu", "DecoderBlock", "Gradcheck",
-                  "Optimizer", "DepthLab", "History", "Edition"}
+                  "Optimizer", "Training", "DepthLab", "LearnedHeads", "History", "Edition"}
     assert {cls.__name__ for cls in classes} == {f"{name}Error" for name in components} | {"LlmFromScratchError"}
     assert all(issubclass(cls, LlmFromScratchError) for cls in classes)
 
@@ -959,10 +1256,10 @@ def test_a_failed_check_does_not_switch_later_checks_off():
         split_heads(x(1, T, D), 3)
 
 
-# --- issue 20, cause 8: the command lines on a closed pipe and a full disk --------------
+# --- the command lines on a closed pipe, a full disk and without stdout ----------------
 
 CLI_ROWS = [(chapter, flags, sink) for chapter in ("30", "31") for flags in ([], ["--trace"])
-            for sink in ("closed-pipe", "full-disk")]
+            for sink in ("closed-pipe", "full-disk", "closed-stdout")]
 
 
 @pytest.mark.parametrize("chapter, flags, sink", CLI_ROWS,
@@ -977,9 +1274,12 @@ def test_a_command_line_that_cannot_write_ends_with_one_line(chapter, flags, sin
         result = subprocess.run(command, stdout=write, stderr=subprocess.PIPE, text=True)
         os.close(write)
         reason = "the reader closed the pipe"
-    else:
+    elif sink == "full-disk":
         with open("/dev/full", "w") as full:
             result = subprocess.run(command, stdout=full, stderr=subprocess.PIPE, text=True)
         reason = "No space left on device"
+    else:  # `python -m ... >&-`: the command starts with no stdout at all
+        result = subprocess.run(command, stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+        reason = "standard output is closed"
     assert result.returncode == 1
     assert result.stderr.splitlines() == [f"python -m llm_from_scratch.ch{chapter}: output not written: {reason}"]

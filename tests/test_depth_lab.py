@@ -22,10 +22,8 @@ WIDTH, LAYERS = 8, 2
 
 
 def setting(weight_scale=1.0):
-    blocks = depth_lab.build_stack(LAYERS, WIDTH, heads=SMALL["heads"], ffn_width=SMALL["ffn_width"],
-                                   tokens=SMALL["tokens"], weight_scale=weight_scale, seed=SMALL["seed"])
-    data = depth_lab.lab_data(WIDTH, batch=SMALL["batch"], tokens=SMALL["tokens"],
-                              vocabulary=SMALL["vocabulary"], seed=SMALL["seed"])
+    blocks = depth_lab.build_stack(layers=LAYERS, width=WIDTH, weight_scale=weight_scale, **SMALL)
+    data = depth_lab.lab_data(width=WIDTH, **SMALL)
     return [weights_of(block) for block in blocks], data
 
 
@@ -40,7 +38,7 @@ CASES = [("pre", "rms", "swiglu", "both", 1.0), ("post", "rms", "swiglu", "both"
 
 @pytest.mark.parametrize(("variant", "norm", "ffn", "branches", "scale"), CASES)
 def test_run_matches_an_independent_numpy_stack(variant, norm, ffn, branches, scale):
-    result = depth_lab.run(LAYERS, WIDTH, variant, norm=norm, ffn=ffn, branches=branches,
+    result = depth_lab.run(layers=LAYERS, width=WIDTH, variant=variant, norm=norm, ffn=ffn, branches=branches,
                            weight_scale=scale, **SMALL)
     weights, (x, head, targets) = setting(scale)
     options = {"norm": norm, "ffn": ffn, "branches": branches, "heads": SMALL["heads"]}
@@ -61,9 +59,9 @@ def test_run_matches_an_independent_numpy_stack(variant, norm, ffn, branches, sc
 def test_stream_gradients_chain_block_by_block():
     """||dL/dx_l|| for every layer: the top one is the final norm's VJP, each lower one
     a block's VJP of the one above, as one backward pass through the whole stack gives."""
-    result = depth_lab.run(3, WIDTH, "post", **SMALL)
-    blocks = depth_lab.build_stack(3, WIDTH, heads=2, ffn_width=12, tokens=3, seed=5)
-    x, head, targets = depth_lab.lab_data(WIDTH, batch=2, tokens=3, vocabulary=5, seed=5)
+    result = depth_lab.run(layers=3, width=WIDTH, variant="post", **SMALL)
+    blocks = depth_lab.build_stack(layers=3, width=WIDTH, heads=2, ffn_width=12, tokens=3, seed=5)
+    x, head, targets = depth_lab.lab_data(width=WIDTH, batch=2, tokens=3, vocabulary=5, seed=5)
     from llm_from_scratch import RmsNorm
     from llm_from_scratch.book.training import cross_entropy
 
@@ -77,66 +75,70 @@ def test_stream_gradients_chain_block_by_block():
     top.backward(grad)                       # one tape, one backward
     assert result.stream_gradients.shape == (4,)
     assert result.stream_gradients[0] == pytest.approx(np.linalg.norm(leaf.grad), rel=1e-12)
-    assert result.layers == 3 and result.ffn == "swiglu" and result.branches == "both"
+    assert result.layers == 3 and result.settings.ffn == "swiglu" and result.settings.branches == "both"
 
 
 def test_per_tensor_norms_add_up_to_the_block_norm():
-    result = depth_lab.run(3, WIDTH, "pre", **SMALL)
-    assert result.tensor_names[0] == "attention_norm.gain" and len(result.tensor_names) == 9
+    result = depth_lab.run(layers=3, width=WIDTH, variant="pre", **SMALL)
+    assert result.tensor_names == depth_lab.TENSORS
     np.testing.assert_allclose(np.sqrt((result.tensor_norms ** 2).sum(axis=1)), result.gradient_norms)
     assert result.tensor_gradient("ffn.down.weight").shape == (3,)
 
 
 def test_pre_wiring_is_the_package_block_bit_for_bit():
-    blocks = depth_lab.build_stack(2, WIDTH, heads=2, tokens=3, seed=9)
-    x = depth_lab.lab_data(WIDTH, tokens=3, seed=9)[0]
+    blocks = depth_lab.build_stack(layers=2, width=WIDTH, heads=2, tokens=3, seed=9)
+    x = depth_lab.lab_data(width=WIDTH, tokens=3, seed=9)[0]
     for block in blocks:
         composed = depth_lab.pre_norm(depth_lab.parts_of(block), Tensor(x)).value
         assert np.array_equal(composed, block.forward(Tensor(x)).output.value)
 
 
 def test_layer_norm_part_is_centred_rms_norm():
-    block = depth_lab.build_stack(1, WIDTH, heads=2, tokens=3, seed=9)[0]
-    z = depth_lab.lab_data(WIDTH, tokens=3, seed=4)[0] + 0.7
+    block = depth_lab.build_stack(layers=1, width=WIDTH, heads=2, tokens=3, seed=9)[0]
+    z = depth_lab.lab_data(width=WIDTH, heads=2, tokens=3, seed=4)[0] + 0.7
     got = depth_lab.parts_of(block, "layer").attention_norm(Tensor(z)).value
     np.testing.assert_allclose(got, layer_norm(z, 1.0, 1e-5), rtol=1e-13)
     assert np.abs(got.mean(axis=-1)).max() < 1e-12
 
 
 def test_variants_share_weights_and_data_but_not_results():
-    runs = depth_lab.compare(4, WIDTH, **SMALL)
+    runs = depth_lab.compare(layers=4, width=WIDTH, **SMALL)
     assert len({run.stream_rms[0] for run in runs.values()}) == 1    # the same embeddings
     assert len({float(run.gradient_norms[0]) for run in runs.values()}) == 3
     np.testing.assert_allclose(runs["post"].stream_rms[1:], 1.0, atol=1e-5)  # RMSNorm ends each block
 
 
 def test_equal_arguments_give_bitwise_equal_runs():
-    first, second = depth_lab.run(3, WIDTH, "post", **SMALL), depth_lab.run(3, WIDTH, "post", **SMALL)
+    settings = depth_lab.Settings(layers=3, width=WIDTH, variant="post", **SMALL)
+    first, second = depth_lab.run(settings), depth_lab.run(settings)
     assert np.array_equal(first.gradient_norms, second.gradient_norms)
     assert np.array_equal(first.stream_rms, second.stream_rms) and first.loss == second.loss
 
 
 def test_top_block_gradient_is_the_last_layer_of_each_run():
     """One forward pass serves every depth: the numbers are run(L)'s, bit for bit."""
-    tops = depth_lab.top_block_gradient([3, 1, 2, 3], WIDTH, **SMALL)     # any order, repeats
+    tops = depth_lab.top_block_gradient([3, 1, 2, 3], width=WIDTH, **SMALL)     # any order, repeats
     assert set(tops) == set(depth_lab.VARIANTS)
     for variant, values in tops.items():
-        expected = [depth_lab.run(depth, WIDTH, variant, **SMALL).gradient_norms[-1] for depth in (3, 1, 2, 3)]
+        expected = [depth_lab.run(layers=depth, width=WIDTH, variant=variant, **SMALL).gradient_norms[-1]
+                    for depth in (3, 1, 2, 3)]
         assert values.tolist() == expected
-    options = {"ffn": "relu", "branches": "ffn", "weight_scale": 3 ** 0.5, "norm": "layer", **SMALL}
-    down = depth_lab.top_block_gradient([2, 3], WIDTH, tensor="ffn.down.weight", variants=("post",), **options)
+    settings = depth_lab.Settings(width=WIDTH, ffn="relu", branches="ffn", weight_scale=3 ** 0.5, norm="layer",
+                                  **SMALL)
+    down = depth_lab.top_block_gradient([2, 3], settings, tensor="ffn.down.weight", variants=("post",))
     assert set(down) == {"post"}
-    runs = [depth_lab.run(depth, WIDTH, "post", **options) for depth in (2, 3)]
+    runs = [depth_lab.run(settings, layers=depth, variant="post") for depth in (2, 3)]
     assert down["post"].tolist() == [run.tensor_gradient("ffn.down.weight")[-1] for run in runs]
 
 
 def test_compare_runs_the_variants_asked_for():
-    runs = depth_lab.compare(2, WIDTH, variants=("pre", "post"), norm="layer", **SMALL)
-    assert list(runs) == ["pre", "post"] and all(run.norm == "layer" for run in runs.values())
+    runs = depth_lab.compare(layers=2, width=WIDTH, variants=("pre", "post"), norm="layer", **SMALL)
+    assert list(runs) == ["pre", "post"] and all(run.settings.norm == "layer" for run in runs.values())
+    assert [run.settings.variant for run in runs.values()] == ["pre", "post"]
 
 
 def test_tables_name_the_norm_each_run_used():
-    rms, layer = depth_lab.compare(2, WIDTH, **SMALL), depth_lab.compare(2, WIDTH, norm="layer", **SMALL)
+    rms, layer = (depth_lab.compare(layers=2, width=WIDTH, norm=norm, **SMALL) for norm in ("rms", "layer"))
     assert [row[0] for row in depth_lab.summary_table(layer, layers=(1, 2))[1][::2]] == [
         "Pre-LN", "Post-LN", "без остаточных путей, LN"]
     header, rows = depth_lab.gradient_table({"1": rms, "√3": layer}, layers=(1, 2))
@@ -163,7 +165,8 @@ BAD = [
     ("layers float", lambda: run_small(layers=2.0), ["layers", "got 2.0"]),
     ("layers 10000", lambda: run_small(layers=10_000), ["layers", "[1, 256]", "got 10000"]),
     ("width 0", lambda: run_small(width=0), ["width", "[1, 512]", "got 0"]),
-    ("heads", lambda: run_small(heads=3), ["blocks", "width 8", "heads 3", "divisible"]),
+    ("heads", lambda: run_small(heads=3), ["heads", "width 8", "got 3"]),
+    ("heads odd width", lambda: run_small(heads=8), ["heads", "even width", "got 8"]),
     ("ffn_width 0", lambda: run_small(ffn_width=0), ["ffn_width", "[1, 2048]", "got 0"]),
     ("batch 0", lambda: run_small(batch=0), ["batch", "[1, 256]", "got 0"]),
     ("tokens 0", lambda: run_small(tokens=0), ["tokens", "[1, 256]", "got 0"]),
@@ -175,15 +178,21 @@ BAD = [
     ("weight_scale nan", lambda: run_small(weight_scale=float("nan")), ["weight_scale", "nan"]),
     ("weight_scale 10**400", lambda: run_small(weight_scale=10 ** 400), ["weight_scale", "(0, 100]"]),
     ("weight_scale text", lambda: run_small(weight_scale="2"), ["weight_scale", "'2'"]),
-    ("size", lambda: run_small(layers=256, batch=256, tokens=256, width=8),
-     ["size", "at most 33554432", "256 * 256 * 256"]),
+    ("size of activations", lambda: run_small(layers=256, batch=256, tokens=256, width=8),
+     ["float64 values", "limit 33554432"]),
+    ("size of weights", lambda: run_small(layers=256, width=512, heads=4, ffn_width=2048),
+     ["float64 values", "limit 33554432"]),
+    ("settings by position", lambda: depth_lab.run(24), ["settings", "depth_lab.Settings", "got 24"]),
+    ("compare variant", lambda: depth_lab.compare(variant="pre"), ["variant", "variants", "got variant='pre'"]),
+    ("top layers", lambda: depth_lab.top_block_gradient([1, 2], layers=4), ["layers", "depths", "got layers=4"]),
     ("tensor", lambda: run_small().tensor_gradient("ffn.w2"), ["tensor", "'ffn.down.weight'", "'ffn.w2'"]),
-    ("tensor type", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor=3, **SMALL), ["tensor", "got 3"]),
-    ("depths", lambda: depth_lab.top_block_gradient([0, 2], WIDTH, **SMALL), ["depth", "got 0"]),
-    ("depths empty", lambda: depth_lab.top_block_gradient([], WIDTH, **SMALL), ["at least one depth"]),
-    ("top option", lambda: depth_lab.top_block_gradient([1], WIDTH, depth=3), ["'depth'", "unknown", "weight_scale"]),
-    ("top tensor", lambda: depth_lab.top_block_gradient([1], WIDTH, tensor="w_q", **SMALL), ["tensor", "'w_q'"]),
-    ("variants", lambda: depth_lab.compare(2, WIDTH, variants="pre", **SMALL), ["variants", "'pre'"]),
+    ("tensor type", lambda: depth_lab.top_block_gradient([1], width=WIDTH, tensor=3, **SMALL), ["tensor", "got 3"]),
+    ("depths", lambda: depth_lab.top_block_gradient([0, 2], width=WIDTH, **SMALL), ["depth", "got 0"]),
+    ("depths empty", lambda: depth_lab.top_block_gradient([], width=WIDTH, **SMALL), ["at least one depth"]),
+    ("top option", lambda: depth_lab.top_block_gradient([1], width=WIDTH, depth=3),
+     ["'depth'", "unknown", "weight_scale"]),
+    ("top tensor", lambda: depth_lab.top_block_gradient([1], width=WIDTH, tensor="w_q", **SMALL), ["tensor", "'w_q'"]),
+    ("variants", lambda: depth_lab.compare(layers=2, width=WIDTH, variants="pre", **SMALL), ["variants", "'pre'"]),
     ("table layer -1", lambda: depth_lab.summary_table({"pre": run_small()}, layers=(1, -1)),
      ["table layer", "[1, 2]", "got -1"]),
     ("table layer 3", lambda: depth_lab.gradient_table({"1": {"pre": run_small()}}, layers=(3,)),
@@ -197,10 +206,11 @@ def test_bad_settings_get_a_depth_lab_error_that_names_them(call, words, capfd):
 
 
 def test_numpy_integers_are_integers_and_the_last_seed_works(capfd):
-    plain = depth_lab.run(2, WIDTH, **SMALL)
-    assert np.array_equal(depth_lab.run(np.int64(2), np.int32(WIDTH), **SMALL).gradient_norms,
-                          plain.gradient_norms)
-    last = depth_lab.run(2, WIDTH, **{**SMALL, "seed": 2 ** 64 - 1})    # data from seed 0
+    plain = depth_lab.run(layers=2, width=WIDTH, **SMALL)
+    numpy = depth_lab.run(layers=np.int64(2), width=np.int32(WIDTH), **SMALL)
+    assert np.array_equal(numpy.gradient_norms, plain.gradient_norms) and numpy.settings == plain.settings
+    assert type(numpy.settings.layers) is int and type(numpy.settings.width) is int
+    last = depth_lab.run(layers=2, width=WIDTH, **{**SMALL, "seed": 2 ** 64 - 1})    # data from seed 0
     assert np.isfinite(last.loss) and capfd.readouterr().err == ""
 
 
@@ -219,14 +229,14 @@ def test_a_run_that_overflows_says_so(monkeypatch, capfd):
 # -- the switches and the derivation ---------------------------------------------------
 
 def test_relu_uses_gate_and_down_and_leaves_up_without_gradient():
-    result = depth_lab.run(2, WIDTH, "post", ffn="relu", **SMALL)
+    result = depth_lab.run(layers=2, width=WIDTH, variant="post", ffn="relu", **SMALL)
     assert np.all(result.tensor_gradient("ffn.up.weight") == 0.0)
     assert np.all(result.tensor_gradient("ffn.gate.weight") > 0.0)
 
 
 def test_one_branch_stacks_give_no_gradient_to_the_other_branch():
-    attention = depth_lab.run(2, WIDTH, "pre", branches="attention", **SMALL)
-    ffn = depth_lab.run(2, WIDTH, "post", branches="ffn", **SMALL)
+    attention = depth_lab.run(layers=2, width=WIDTH, variant="pre", branches="attention", **SMALL)
+    ffn = depth_lab.run(layers=2, width=WIDTH, variant="post", branches="ffn", **SMALL)
     for name in ("ffn_norm.gain", "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight"):
         assert np.all(attention.tensor_gradient(name) == 0.0)
     for name in ("attention_norm.gain", "attention.query.weight", "attention.output.weight"):
@@ -275,7 +285,7 @@ def test_the_derivation_predicts_the_lab_gain_of_a_post_sublayer():
                 ("swiglu", 3 ** 0.5): (1.131, 1.146), ("relu", 3 ** 0.5): (1.000, 1.020)}
     for (ffn, k), (predicted, measured) in expected.items():
         gains = gradient_gain.ffn_gains(ffn, k)
-        lab = depth_lab.run(24, 32, "post", ffn=ffn, branches="ffn", weight_scale=k)
+        lab = depth_lab.run(layers=24, width=32, variant="post", ffn=ffn, branches="ffn", weight_scale=k)
         assert round(gains.post, 3) == predicted
         assert round(gradient_gain.measured_gain(lab), 3) == measured
         assert abs(gains.post - gradient_gain.measured_gain(lab)) < 0.025    # «остаток в 1–2 %»
@@ -287,19 +297,19 @@ def test_the_derivation_predicts_the_lab_gain_of_a_post_sublayer():
 
 def test_attention_and_whole_blocks_as_the_chapter_reads_them():
     root3 = 3 ** 0.5
-    attention = depth_lab.run(24, 32, "post", branches="attention", weight_scale=root3)
-    swiglu = depth_lab.run(24, 32, "post", weight_scale=root3)
-    relu = depth_lab.run(24, 32, "post", ffn="relu", weight_scale=root3)
+    attention = depth_lab.run(layers=24, width=32, variant="post", branches="attention", weight_scale=root3)
+    swiglu = depth_lab.run(layers=24, width=32, variant="post", weight_scale=root3)
+    relu = depth_lab.run(layers=24, width=32, variant="post", ffn="relu", weight_scale=root3)
     assert round(gradient_gain.measured_gain(attention), 3) == 0.979
     assert [depth_lab.short(g) for g in attention.gradient_norms[[0, -1]]] == ["0.349", "0.560"]  # к выходу
-    ffn = depth_lab.run(24, 32, "post", branches="ffn", weight_scale=root3)
+    ffn = depth_lab.run(layers=24, width=32, variant="post", branches="ffn", weight_scale=root3)
     assert round(gradient_gain.measured_gain(ffn), 3) == 1.146
     assert round(gradient_gain.measured_gain(swiglu), 3) == 1.091
     assert round(gradient_gain.measured_gain(relu), 3) == 1.024
     assert round(swiglu.gradient_norms[0] / swiglu.gradient_norms[-1]) == 7          # «в 7 раз»
     assert [depth_lab.short(g) for g in relu.gradient_norms[[0, -1]]] == ["1.70", "0.779"]
     assert round(relu.gradient_norms[0] / relu.gradient_norms[-1]) == 2                # «вдвое», «втрое слабее»
-    pre = {ffn: depth_lab.run(24, 32, "pre", ffn=ffn, branches="ffn", weight_scale=root3)
+    pre = {ffn: depth_lab.run(layers=24, width=32, variant="pre", ffn=ffn, branches="ffn", weight_scale=root3)
            for ffn in ("swiglu", "relu")}
     ratios = {ffn: run.stream_gradients[0] / run.stream_gradients[-1] for ffn, run in pre.items()}
     predicted = {ffn: gradient_gain.predicted_pre_ratio(pre[ffn], gradient_gain.ffn_gains(ffn, root3))
@@ -311,7 +321,7 @@ def test_attention_and_whole_blocks_as_the_chapter_reads_them():
 
 def test_the_numbers_the_chapter_quotes():
     """The prose of the depth lab (and its «Итак») quotes these values of the default runs."""
-    runs = depth_lab.compare(24, 32)
+    runs = depth_lab.compare(layers=24, width=32)
     assert runs["pre"].stream_rms[[0, -1]] == pytest.approx([0.98, 1.59], abs=0.005)
     assert runs["pre"].gradient_norms[[0, -1]] == pytest.approx([0.472, 0.272], abs=0.0005)
     assert runs["none"].stream_rms[1] == pytest.approx(0.109, abs=0.0005)
@@ -330,7 +340,7 @@ def test_the_numbers_the_chapter_quotes():
     for run in (runs["pre"], runs["post"]):                            # «меньше чем вдвое»
         assert run.gradient_norms.max() / run.gradient_norms.min() < 2
 
-    scaled = depth_lab.compare(24, 32, weight_scale=3 ** 0.5)
+    scaled = depth_lab.compare(layers=24, width=32, weight_scale=3 ** 0.5)
     rms = scaled["pre"].stream_rms
     assert rms[-1] == pytest.approx(4.98, abs=0.005)
     assert (rms[-1] ** 2 - rms[0] ** 2) / 48 == pytest.approx(0.497, abs=5e-4)
@@ -339,7 +349,7 @@ def test_the_numbers_the_chapter_quotes():
     assert round(scaled["pre"].gradient_norms[0] / scaled["pre"].gradient_norms[-1]) == 10
     assert round(scaled["post"].gradient_norms[0] / scaled["post"].gradient_norms[-1]) == 7
 
-    layer = depth_lab.compare(24, 32, norm="layer", weight_scale=3 ** 0.5, variants=("pre", "post"))
+    layer = depth_lab.compare(layers=24, width=32, norm="layer", weight_scale=3 ** 0.5, variants=("pre", "post"))
     assert layer["post"].gradient_norms[[0, -1]] == pytest.approx([6.62, 0.801], abs=0.005)
 
     down = "ffn.down.weight"
@@ -348,12 +358,12 @@ def test_the_numbers_the_chapter_quotes():
     assert top["pre"][0] / top["pre"][-1] == pytest.approx(3.6, abs=0.05)
     products = []
     for depth, rms_top in ((1, 1.38), (4, 2.04), (16, 4.14), (24, 4.98)):
-        lab = depth_lab.run(depth, 32, "pre", weight_scale=3 ** 0.5)
+        lab = depth_lab.run(layers=depth, width=32, variant="pre", weight_scale=3 ** 0.5)
         assert lab.stream_rms[-1] == pytest.approx(rms_top, abs=0.005)
         products.append(lab.tensor_gradient(down)[-1] * lab.stream_rms[-1])
     assert [round(p, 3) for p in products] == [0.703, 0.673, 0.733, 0.704]
     # one run of 24 blocks gives the stream after the top block of every depth
-    lab = depth_lab.run(24, 32, "pre", weight_scale=3 ** 0.5)
+    lab = depth_lab.run(layers=24, width=32, variant="pre", weight_scale=3 ** 0.5)
     every = top["pre"] * lab.stream_rms[1:]
     assert every[[0, 3, 15, 23]].tolist() == pytest.approx(products, rel=1e-12)
     assert f"{every.min():.2f} {every.max():.2f}" == "0.59 0.77"           # «между 0.59 и 0.77»
@@ -372,7 +382,7 @@ def test_the_depth_lab_exercise_quotes_the_lab():
     g = depth_lab.top_block_gradient([4, 16], **options)["pre"]
     assert round(g[1] / g[0], 2) == 0.54
     assert ex31.EXERCISES[10].solution()["measured"] == g[1] / g[0]
-    rms = [depth_lab.run(depth, 32, "pre", weight_scale=3 ** 0.5).stream_rms[-1] for depth in (4, 16)]
+    rms = [depth_lab.run(layers=depth, variant="pre", weight_scale=3 ** 0.5).stream_rms[-1] for depth in (4, 16)]
     assert [round(r, 2) for r in rms] == [2.04, 4.14] and round(rms[0] / rms[1], 2) == 0.49
     own = [g[0] * rms[0], g[1] * rms[1]]
     assert [round(x, 2) for x in own] == [0.67, 0.73]
@@ -386,7 +396,7 @@ def test_the_depth_lab_exercise_quotes_the_lab():
 
 
 def test_summary_table_reads_the_runs():
-    runs = depth_lab.compare(3, WIDTH, **SMALL)
+    runs = depth_lab.compare(layers=3, width=WIDTH, **SMALL)
     header, rows = depth_lab.summary_table(runs, layers=(1, 3))
     assert header == ["схема", "величина", "слой 1", "слой 3"]
     assert len(rows) == 6 and rows[0][0] == depth_lab.LABELS["pre"]

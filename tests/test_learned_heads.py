@@ -71,8 +71,8 @@ def hand_adam(weights, gradients_at):
 
 @pytest.mark.parametrize("heads", [1, 2])
 def test_the_first_two_steps_equal_differences_and_adam_by_hand(heads):
-    start = [p.value.copy() for p in lh.random_layer(heads).parameters()]
-    learned = lh.learn(heads, steps=2)
+    start = [p.value.copy() for p in lh.random_layer(heads=heads).parameters()]
+    learned = lh.learn(heads=heads, steps=2)
 
     def gradients_at(step, weights):
         x, targets = lh.task_batch(step)
@@ -81,7 +81,7 @@ def test_the_first_two_steps_equal_differences_and_adam_by_hand(heads):
     x0, t0 = lh.task_batch(0)
     assert learned.run.losses[0] == pytest.approx(reference_loss(start, x0, t0, heads), abs=1e-12)
     # the tape's gradient of step 1 (left in .grad by the last step) against differences
-    after_one = lh.learn(heads, steps=1)
+    after_one = lh.learn(heads=heads, steps=1)
     for p, g in zip(after_one.layer.parameters(), gradients_at(0, start), strict=True):
         np.testing.assert_allclose(p.grad, g, rtol=0, atol=1e-8)
     expected = hand_adam(start, gradients_at)
@@ -120,7 +120,7 @@ def test_the_loss_gradient_is_the_derivative_of_the_loss():
 def test_no_one_head_layer_beats_the_line_bound(seed):
     """Any weights: one head puts both columns on one line, so its error is at least
     the best line's on the same sequences."""
-    layer = lh.random_layer(1, seed)
+    layer = lh.random_layer(heads=1, seed=seed)
     assert lh.held_out_loss(layer) >= lh.line_bound(lh.held_out()[1])
     assert abs(lh.column_correlation(layer)) == pytest.approx(1.0, abs=1e-9)
 
@@ -131,20 +131,20 @@ def test_the_line_bound_is_one_half_over_many_sequences():
 
 
 def test_stopping_for_the_held_out_loss_changes_no_update():
-    whole = lh.learn(2, steps=60)
-    parts = lh.learn(2, steps=60, every=25)
+    whole = lh.learn(heads=2, steps=60)
+    parts = lh.learn(heads=2, steps=60, every=25)
     np.testing.assert_array_equal(parts.run.losses, whole.run.losses)
     for a, b in zip(parts.layer.parameters(), whole.layer.parameters(), strict=True):
         np.testing.assert_array_equal(a.value, b.value)
     assert parts.checkpoints.tolist() == [0, 25, 50, 60]
-    assert parts.held_out[0] == lh.held_out_loss(lh.random_layer(2))
+    assert parts.held_out[0] == lh.held_out_loss(lh.random_layer(heads=2))
     assert parts.held_out[-1] == lh.held_out_loss(whole.layer)
     assert len(whole.checkpoints) == len(whole.held_out) == 0
 
 
 @pytest.fixture(scope="module")
 def runs():
-    return {heads: lh.learn(heads, every=lh.EVERY) for heads in (1, 2)}
+    return {heads: lh.learn(heads=heads, every=lh.EVERY) for heads in (1, 2)}
 
 
 def test_the_one_head_curve_never_goes_below_the_bound_of_its_sequences(runs):
@@ -190,7 +190,7 @@ def test_the_figure_of_output_pairs_shows_a_line_for_one_head_and_the_targets_fo
 
 def test_the_twins_start_from_the_same_matrices(runs):
     assert runs[1].layer.parameters().count() == runs[2].layer.parameters().count() == 4 * D * D
-    for a, b in zip(lh.random_layer(1).parameters(), lh.random_layer(2).parameters(), strict=True):
+    for a, b in zip(lh.random_layer(heads=1).parameters(), lh.random_layer(heads=2).parameters(), strict=True):
         np.testing.assert_array_equal(a.value, b.value)                # only the grouping into heads differs
 
 
@@ -201,15 +201,15 @@ SURVEY_SEEDS, SURVEY_STEPS = range(31, 35), 150
 
 @pytest.mark.parametrize("seed", SURVEY_SEEDS)
 def test_at_every_start_two_heads_split_the_jobs(seed):
-    two = lh.learn(2, steps=SURVEY_STEPS, seed=seed)
+    two = lh.learn(heads=2, steps=SURVEY_STEPS, seed=seed)
     assert sorted(lh.jobs(two.layer)) == ["first", "previous"]
 
 
 @pytest.mark.parametrize(("seed", "job"), [(31, "first"), (32, "previous")])
 def test_the_one_head_keeps_the_job_it_has_after_150_steps(seed, job):
     """The chapter asks the starts after 150 steps; the choice is made by then."""
-    early = lh.learn(1, steps=SURVEY_STEPS, seed=seed)
-    full = lh.learn(1, seed=seed)
+    early = lh.learn(heads=1, steps=SURVEY_STEPS, seed=seed)
+    full = lh.learn(heads=1, seed=seed)
     assert lh.jobs(early.layer) == lh.jobs(full.layer) == [job]
     assert lh.held_out_loss(full.layer) >= lh.line_bound(lh.held_out()[1])
 
@@ -217,6 +217,6 @@ def test_the_one_head_keeps_the_job_it_has_after_150_steps(seed, job):
 def test_a_slow_rope_base_learns_the_first_token_much_more_slowly():
     """Base 10 000: pair 1 of a head turns by 0.01 per position, a ten times flatter ramp
     to the farthest key than with the chapter's base 100."""
-    slow = lh.learn(2, rope_base=10_000.0)
-    fast = lh.learn(2)
+    slow = lh.learn(heads=2, rope_base=10_000.0)
+    fast = lh.learn(heads=2)
     assert lh.held_out_loss(slow.layer) > 8 * lh.held_out_loss(fast.layer)       # 11 times here

@@ -5,8 +5,9 @@ import math
 import numpy as np
 import pytest
 
-from llm_from_scratch import Adam, OptimizerError, Parameter, Tensor
+from llm_from_scratch import Adam, OptimizerError, Parameter, Tensor, TensorError
 from llm_from_scratch.book.training import cross_entropy, train
+from llm_from_scratch.errors import TrainingError
 
 LR, B1, B2, EPS = 0.1, 0.9, 0.999, 1e-8
 GRADIENTS = (0.5, -1.0, 2.0)
@@ -139,11 +140,60 @@ def test_training_a_bigram_table_reaches_the_entropy_of_the_task():
     np.testing.assert_allclose(grad[0, 0], [0.25, 0.25, -0.75, 0.25])
 
 
-def test_a_run_whose_loss_is_not_finite_stops_and_says_where():
-    w = Parameter("w", [[1.0]])
+def test_a_run_that_overflows_after_updates_stops_and_names_the_step():
+    """From step 3 the inputs are 1e308 apart: the cross-entropy overflows after three updates."""
+    w = Parameter("w", np.eye(2))
+
+    def batches(step):
+        x = 1e308 if step >= 3 else 1.0
+        return np.array([[[x, -x]]]), np.zeros((1, 1), dtype=np.int64)
+
+    run = train(lambda inputs: Tensor(inputs) @ w, batches, Adam([w]), 10)
+    assert run.diverged_at == 3 and len(run.losses) == 3
+    assert run.message.startswith("training diverged at step 3: cross-entropy")
+
+
+def test_an_overflow_before_any_update_is_raised_not_a_divergence():
+    w = Parameter("w", np.eye(2))
+    batch = (np.array([[[1e308, -1e308]]]), np.zeros((1, 1), dtype=np.int64))
+    with pytest.raises(TrainingError, match="1e\\+308") as caught:
+        train(lambda inputs: Tensor(inputs) @ w, lambda step: batch, Adam([w]), 10)
+    assert isinstance(caught.value.__cause__, FloatingPointError)
+    assert np.array_equal(w.value, np.eye(2))
+
+
+def test_a_typed_error_of_the_model_is_raised_at_any_step():
+    """Not a divergence: a shape that does not fit is a mistake, whenever it comes."""
+    table = Parameter("table", np.zeros((3, 3)))
 
     def model(inputs):
-        return Tensor(np.full((1, 1, 1), np.inf if inputs else 0.0)) @ w
+        return Tensor(np.eye(3)[inputs]) @ (table if inputs.shape[1] == 2 else Parameter("w", np.ones((4, 3))))
 
-    run = train(model, lambda step: (step >= 3, np.zeros((1, 1), dtype=np.int64)), Adam([w]), 10)
-    assert run.diverged_at == 3 and len(run.losses) == 3
+    tokens = {0: np.array([[0, 1]]), 1: np.array([[0, 1]]), 2: np.array([[0, 1, 2]])}
+    with pytest.raises(TensorError, match="matmul"):
+        train(model, lambda step: (tokens[step], tokens[step] % 3), Adam([table]), 3)
+
+
+def test_a_failed_step_moves_no_parameter_and_keeps_the_step_count():
+    a, b = Parameter("a", [1.0, 2.0]), Parameter("b", [3.0, 4.0])
+    adam = Adam([a, b])
+    a.grad, b.grad = np.array([0.5, 0.5]), np.array([1.0, 1.0])
+    adam.step()
+    state = [p.value.copy() for p in (a, b)] + [m.copy() for m in adam.m + adam.v]
+    for bad in (np.ones(3), np.full(2, 1e200), [1.0, 1.0], np.array([1.0, np.nan])):
+        a.grad, b.grad = np.array([0.5, 0.5]), bad           # a's gradient is fine, b's comes later
+        with pytest.raises(OptimizerError, match=r"gradient of b|update of b"):
+            adam.step()
+        after = [p.value for p in (a, b)] + adam.m + adam.v
+        assert adam.t == 1 and all(np.array_equal(x, y) for x, y in zip(state, after, strict=True))
+
+
+def test_the_learning_rate_can_change_between_steps_and_is_checked():
+    p = Parameter("w", [1.0])
+    adam = Adam([p], lr=0.1)
+    adam.lr = np.float32(0.5)
+    assert adam.lr == 0.5 and type(adam.lr) is float
+    for bad in (float("nan"), 0.0, -1.0, "0.1", None):
+        with pytest.raises(OptimizerError, match="learning rate"):
+            adam.lr = bad
+    assert adam.lr == 0.5

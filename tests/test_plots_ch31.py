@@ -33,15 +33,15 @@ SMALL_LAB = {"heads": 2, "tokens": 4, "batch": 2, "vocabulary": 7}
 
 PRE = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "pre")
 POST = lesson31.first_stage(BLOCK, lesson31.scaled_input(), "post")
-RUNS = depth_lab.compare(5, 8, **SMALL_LAB)
-SCALED = depth_lab.compare(5, 8, weight_scale=3 ** 0.5, variants=("pre", "post"), **SMALL_LAB)
+RUNS = depth_lab.compare(layers=5, width=8, **SMALL_LAB)
+SCALED = depth_lab.compare(layers=5, width=8, weight_scale=3 ** 0.5, variants=("pre", "post"), **SMALL_LAB)
 PROFILES = {"масштаб весов 1": RUNS, "масштаб √3": SCALED}
 CURVES = {"η = 0.01": {"Pre-RMSNorm": np.linspace(3.0, 1.0, 50), "Post-RMSNorm": np.linspace(3.0, 1.2, 50)},
           "η = 0.03": {"Pre-RMSNorm": np.linspace(3.0, 0.9, 50), "Post-RMSNorm": np.full(50, 2.77)}}
 REFERENCES = {"ln 16: модель без контекста": np.log(16), "предел задачи": np.log(16) / 4}
 SCHEDULES = {"Post-RMSNorm": np.full(50, 0.03), "Post, разогрев 100": 0.03 * np.minimum(1, np.arange(1, 51) / 20)}
-TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), 8, **SMALL_LAB),
-        "масштаб √3": depth_lab.top_block_gradient(range(1, 4), 8, tensor="ffn.down.weight",
+TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), width=8, **SMALL_LAB),
+        "масштаб √3": depth_lab.top_block_gradient(range(1, 4), width=8, tensor="ffn.down.weight",
                                                    variants=("pre", "post"), weight_scale=3 ** 0.5,
                                                    **SMALL_LAB)}
 REFERENCE = {"масштаб √3": 0.5}

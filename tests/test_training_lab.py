@@ -18,7 +18,7 @@ from lab_errors import assert_depth_lab_error
 from numpy_stack import central_difference, stack_loss, weights_of
 
 from llm_from_scratch import Adam
-from llm_from_scratch.book.training import cross_entropy, train
+from llm_from_scratch.book.training import TrainingRun, cross_entropy, train
 from llm_from_scratch.ch31 import exercises as ex31
 from llm_from_scratch.ch31 import training_lab
 
@@ -54,13 +54,14 @@ def test_the_two_reference_losses():
     v, period, tokens = 16, 3, 8
     targets = training_lab.copy_task(batch=5, tokens=tokens, vocabulary=v, period=period)(0)[1]
     uniform = cross_entropy(np.zeros((5, tokens, v)), targets)[0]
-    assert uniform == pytest.approx(training_lab.context_free_loss(v)) == pytest.approx(math.log(16))
+    assert uniform == pytest.approx(training_lab.context_free_loss(vocabulary=v)) == pytest.approx(math.log(16))
     oracle = np.zeros((5, tokens, v))
     known = np.arange(tokens) >= period - 1                              # targets seen in the context
     oracle[:, known, :] = -60.0
     rows, cols = np.nonzero(np.broadcast_to(known, (5, tokens)))
     oracle[rows, cols, targets[rows, cols]] = 60.0
-    assert cross_entropy(oracle, targets)[0] == pytest.approx(training_lab.best_loss(v, period, tokens), abs=1e-12)
+    best = training_lab.best_loss(vocabulary=v, period=period, tokens=tokens)
+    assert cross_entropy(oracle, targets)[0] == pytest.approx(best, abs=1e-12)
     assert training_lab.best_loss() == pytest.approx(2 / 8 * math.log(16))
 
 
@@ -88,7 +89,7 @@ def reference_arrays(model):
 
 @pytest.mark.parametrize("variant", ["pre", "post"])
 def test_loss_and_every_gradient_match_central_differences_of_a_numpy_model(variant):
-    model = training_lab.new_model(variant, 2, **TINY)
+    model = training_lab.new_model(variant=variant, layers=2, **TINY)
     tokens, targets = training_lab.copy_task(**TASK)(0)
     arrays, loss = reference_arrays(model)
     logits = model(tokens)
@@ -103,7 +104,7 @@ def test_loss_and_every_gradient_match_central_differences_of_a_numpy_model(vari
 def test_three_adam_steps_with_warmup_equal_the_same_update_by_hand():
     """``train`` for 3 steps on L = 2, against Adam written out on finite-difference gradients."""
     lr, warmup, b1, b2, eps = 0.05, 2, 0.9, 0.999, 1e-8
-    model = training_lab.new_model("pre", 2, **TINY)
+    model = training_lab.new_model(layers=2, **TINY)
     batches = training_lab.copy_task(**TASK)
     arrays, loss = reference_arrays(model)
     m = {name: np.zeros_like(a) for name, a in arrays.items()}
@@ -131,16 +132,16 @@ def test_three_adam_steps_with_warmup_equal_the_same_update_by_hand():
 # -- runs and readings ---------------------------------------------------------------
 
 def test_pre_and_post_start_from_the_same_weights_and_runs_repeat_bitwise():
-    pre, post = training_lab.new_model("pre", 2, **TINY), training_lab.new_model("post", 2, **TINY)
+    pre, post = (training_lab.new_model(variant=v, layers=2, **TINY) for v in ("pre", "post"))
     assert all(np.array_equal(a.value, b.value) for a, b in zip(pre.parameters(), post.parameters(), strict=True))
-    first = training_lab.train_stack("post", 2, 0.01, steps=5, **TINY, batch=3, period=2)
-    second = training_lab.train_stack("post", 2, 0.01, steps=5, **TINY, batch=3, period=2)
+    settings = training_lab.Settings(variant="post", layers=2, lr=0.01, steps=5, **TINY, batch=3, period=2)
+    first, second = training_lab.train_stack(settings), training_lab.train_stack(settings)
     assert np.array_equal(first.losses, second.losses) and len(first.losses) == 5
 
 
 def fake(losses, warmup=0, diverged=None, seed=31):
-    from llm_from_scratch.book.training import TrainingRun
-    return training_lab.Training("post", 4, 0.03, warmup, TrainingRun(np.array(losses), diverged), seed=seed)
+    settings = training_lab.Settings(variant="post", layers=4, lr=0.03, warmup=warmup, seed=seed)
+    return training_lab.Training(settings, TrainingRun(np.array(losses), diverged))
 
 
 def test_readings_of_a_run():
@@ -181,21 +182,22 @@ def test_the_table_over_seeds_counts_verdicts_and_spans_first_steps():
 
 
 def test_schedule_is_the_optimizers_own_rate():
-    rates = training_lab.schedule(0.03, 100, 300)
+    rates = training_lab.schedule(lr=0.03, warmup=100, steps=300)
     assert rates[0] == pytest.approx(0.0003) and rates[99] == rates[-1] == 0.03
-    assert np.all(training_lab.schedule(0.03, 0, 5) == 0.03)
+    assert np.all(training_lab.schedule(lr=0.03, steps=5) == 0.03)
 
 
 def test_a_switch_changes_the_rate_after_its_update_and_nothing_before():
-    plain = training_lab.train_stack("post", 2, lr=0.03, steps=5, **TINY, batch=3, period=2)
-    switched = training_lab.train_stack("post", 2, lr=0.03, steps=5, switch=(2, 0.01), **TINY, batch=3, period=2)
-    probed = training_lab.train_stack("post", 2, lr=0.03, steps=5, switch=(2, 0.01), probe=True,
-                                      **TINY, batch=3, period=2)
+    settings = training_lab.Settings(variant="post", layers=2, lr=0.03, steps=5, **TINY, batch=3, period=2)
+    plain = training_lab.train_stack(settings)
+    switched = training_lab.train_stack(settings, switch=(2, 0.01))
+    probed = training_lab.train_stack(settings, switch=(2, 0.01), probe=True)
     assert np.array_equal(plain.losses[:3], switched.losses[:3])   # losses before updates 1-3: the 3rd is at 0.01
     assert not np.array_equal(plain.losses[3:], switched.losses[3:])
-    assert np.array_equal(switched.losses, probed.losses) and switched.switch == (2, 0.01) and switched.lr == 0.03
+    assert np.array_equal(switched.losses, probed.losses)
+    assert switched.settings.switch == (2, 0.01) and switched.settings.lr == 0.03
     # by hand: two updates at 0.03, then the same optimizer at 0.01
-    model = training_lab.new_model("post", 2, **TINY)
+    model = training_lab.new_model(variant="post", layers=2, **TINY)
     batches = training_lab.copy_task(**{**TASK, "seed": TINY["seed"] + 2})
     optimizer = Adam(model.parameters(), lr=0.03)
     first = train(model, batches, optimizer, 2)
@@ -205,10 +207,10 @@ def test_a_switch_changes_the_rate_after_its_update_and_nothing_before():
 
 
 def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
-    probed = training_lab.train_stack("post", 2, lr=0.02, steps=3, probe=True, **TINY, batch=3, period=2)
-    plain = training_lab.train_stack("post", 2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    small = training_lab.Settings(variant="post", layers=2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    probed, plain = training_lab.train_stack(small, probe=True), training_lab.train_stack(small)
     assert np.array_equal(probed.losses, plain.losses) and plain.top is None
-    model = training_lab.new_model("post", 2, **TINY)
+    model = training_lab.new_model(variant="post", layers=2, **TINY)
     settings = {**TASK, "seed": TINY["seed"]}
     batches = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 2})
     probe = training_lab.copy_task(**{**settings, "seed": TINY["seed"] + 3})(0)[0]
@@ -230,19 +232,19 @@ def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
         varying = rms(after - after.mean(axis=(0, 1))) / rms(after)      # what differs from position to position
         assert top.varying[step] == pytest.approx(varying, rel=1e-12) and 0 < varying <= 1
         before = after
-    moves = training_lab.top_movement("post", 2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    moves = training_lab.top_movement(small)
     assert np.array_equal(moves, top.moves)
 
 
 def test_the_first_adam_step_moves_every_weight_by_about_the_rate():
-    step = training_lab.first_step(lr=0.03)
+    step = training_lab.first_step(layers=1, lr=0.03)
     assert step["largest"] <= 0.03 and step["smallest"] > 0.028
     assert step["weight_rms"] == pytest.approx(1 / math.sqrt(3 * 16), rel=0.1)      # uniform ±1/sqrt(16)
 
 
 def permuted_run(variant, lr, warmup, steps):
     """The same run with the rows of every batch permuted: the same loss, another order of sums."""
-    model = training_lab.new_model(variant, 4)
+    model = training_lab.new_model(variant=variant)
     batches = training_lab.copy_task(seed=33)                          # the runs' stream (seed 31 + 2)
     order = np.random.default_rng(0)
 
@@ -261,42 +263,43 @@ def first_apart(a, b):
 
 def test_what_the_chapter_reads_off_its_training_runs():
     """Coarse readings only, and early ones: they survive another order of float sums."""
-    pre, post = (training_lab.train_stack(v, 4, 0.03) for v in ("pre", "post"))
-    warm = training_lab.train_stack("post", 4, 0.03, warmup=100, probe=True)
+    pre, post = (training_lab.train_stack(variant=v, lr=0.03) for v in ("pre", "post"))
+    warm = training_lab.train_stack(variant="post", lr=0.03, warmup=100, probe=True)
     assert len(pre.losses) == 120
     assert [training_lab.verdict(t) for t in (pre, post, warm)] == ["учится", "не учится", "учится"]
     assert [training_lab.first_below(t) for t in (pre, post, warm)] == [51, None, 80]
     for t in (pre, post, warm):                                        # «до предела задачи не доходит»
         assert training_lab.smoothed(t.losses).min() > training_lab.best_loss() + 0.2
     # «Pre тоже ломается»: at 0.05 it never gets below 2
-    assert training_lab.verdict(training_lab.train_stack("pre", 4, 0.05)) == "не учится"
+    assert training_lab.verdict(training_lab.train_stack(variant="pre", lr=0.05)) == "не учится"
     # «траектория Post без разогрева отходит после ≈45 шагов, у Pre и Post с разогревом — после 120»
     assert 35 <= first_apart(post.losses[:60], permuted_run("post", 0.03, 0, 60)) <= 55
     assert first_apart(warm.losses, permuted_run("post", 0.03, 100, 120)) is None
     assert first_apart(pre.losses, permuted_run("pre", 0.03, 0, 120)) is None
     # the first steps: the stalled Post shrinks its top and loses what differs by position
-    moved = {v: training_lab.train_stack(v, 4, 0.03, steps=40, probe=True).top for v in ("pre", "post")}
+    moved = {v: training_lab.train_stack(variant=v, lr=0.03, steps=40, probe=True).top for v in ("pre", "post")}
     assert [f"{moved[v].rms[39]:.2f}" for v in ("pre", "post")] == ["0.93", "0.55"]
     assert [f"{moved[v].varying[39]:.2f}" for v in ("pre", "post")] == ["0.95", "0.62"]
     assert f"{warm.top.rms[39]:.2f} {warm.top.varying[39]:.2f}" == "1.00 0.93"
     after, start = warm.top.relative_moves[100:].mean(), moved["post"].relative_moves[5:].mean()
     assert f"{after:.2f} {start:.2f}" == "0.43 0.44"                    # «столько же, сколько»
-    assert round(step := training_lab.first_step(0.03)["smallest"], 4) == 0.0287 and step < 0.03
-    shares = {layers: [training_lab.train_stack(v, layers, 0.03, steps=40, probe=True).top.relative_moves[5:].mean()
-                       for v in ("pre", "post")] for layers in (1,)}
+    assert round(step := training_lab.first_step(layers=1, lr=0.03)["smallest"], 4) == 0.0287 and step < 0.03
+    one = training_lab.Settings(layers=1, lr=0.03, steps=40)
+    shares = {1: [training_lab.train_stack(one, variant=v, probe=True).top.relative_moves[5:].mean()
+                  for v in ("pre", "post")]}
     shares[4] = [moved[v].relative_moves[5:].mean() for v in ("pre", "post")]
     assert [round(m, 2) for m in shares[1]] == [0.11, 0.14] and [round(m, 2) for m in shares[4]] == [0.21, 0.44]
     assert round(shares[4][1] / shares[1][1]) == 3 and round(shares[4][0] / shares[1][0]) == 2   # «втрое», «вдвое»
-    widths = [training_lab.top_movement("pre", 4, lr=0.003, steps=1, width=w)[0] for w in (8, 16, 32, 64)]
+    widths = [training_lab.top_movement(lr=0.003, steps=1, width=w)[0] for w in (8, 16, 32, 64)]
     assert all(1.5 < b / a < 2.0 for a, b in itertools.pairwise(widths))   # «вдвое шире — почти вдвое»
 
 
 # -- bad settings ---------------------------------------------------------------------
 
 BAD = [
-    ("variant", lambda: training_lab.train_stack("middle", steps=1), ["variant", "'middle'"]),
-    ("layers", lambda: training_lab.train_stack("pre", 0, steps=1), ["layers", "[1, 64]", "got 0"]),
-    ("layers 65", lambda: training_lab.new_model("pre", 65), ["layers", "[1, 64]", "got 65"]),
+    ("variant", lambda: training_lab.train_stack(variant="middle", steps=1), ["variant", "'middle'"]),
+    ("layers", lambda: training_lab.train_stack(layers=0, steps=1), ["layers", "[1, 64]", "got 0"]),
+    ("layers 65", lambda: training_lab.new_model(layers=65), ["layers", "[1, 64]", "got 65"]),
     ("lr 0", lambda: training_lab.train_stack(lr=0, steps=1), ["lr", "(0, 1]", "got 0"]),
     ("lr nan", lambda: training_lab.train_stack(lr=float("nan"), steps=1), ["lr", "nan"]),
     ("lr 2", lambda: training_lab.train_stack(lr=2.0, steps=1), ["lr", "(0, 1]", "got 2.0"]),
@@ -307,18 +310,23 @@ BAD = [
     ("steps", lambda: training_lab.train_stack(steps=0), ["steps", "[1, 20000]", "got 0"]),
     ("steps huge", lambda: training_lab.train_stack(steps=10 ** 9), ["steps", "got 1000000000"]),
     ("unknown", lambda: training_lab.train_stack(steps=1, depth=4), ["'depth'", "unknown", "width"]),
+    ("by position", lambda: training_lab.train_stack("pre"), ["settings", "training_lab.Settings", "got 'pre'"]),
     ("width", lambda: training_lab.train_stack(steps=1, width=0), ["width", "got 0"]),
-    ("heads", lambda: training_lab.train_stack(steps=1, heads=3), ["heads 3", "divisible"]),
+    ("heads", lambda: training_lab.train_stack(steps=1, heads=3), ["training lab blocks", "heads", "got 3"]),
     ("period", lambda: training_lab.copy_task(period=9), ["period", "[1, 8]", "got 9"]),
     ("vocabulary", lambda: training_lab.copy_task(vocabulary=1), ["vocabulary", "got 1"]),
     ("step", lambda: training_lab.copy_task()(-1), ["step", "got -1"]),
+    ("stream", lambda: training_lab.copy_task(stream=-1), ["stream", "got -1"]),
     ("movement steps", lambda: training_lab.top_movement(steps=0), ["steps", "got 0"]),
-    ("schedule", lambda: training_lab.schedule(0.03, -5), ["warmup", "got -5"]),
+    ("schedule", lambda: training_lab.schedule(warmup=-5), ["warmup", "got -5"]),
     ("probe", lambda: training_lab.train_stack(steps=1, probe="yes"), ["probe", "'yes'"]),
     ("switch", lambda: training_lab.train_stack(steps=4, switch=0.01), ["switch", "pair", "got 0.01"]),
     ("switch update", lambda: training_lab.train_stack(steps=4, switch=(4, 0.01)),
      ["switch update", "[1, 3]", "got 4"]),
     ("switch lr", lambda: training_lab.train_stack(steps=4, switch=(2, 0)), ["switch lr", "(0, 1]", "got 0"]),
+    ("level", lambda: training_lab.first_below(fake([3.0, 2.0]), level=float("nan")), ["level", "got nan"]),
+    ("table runs", lambda: training_lab.training_table([]), ["runs", "got []"]),
+    ("seeds runs", lambda: training_lab.seeds_table({"a": []}), ["runs", "got {'a': []}"]),
 ]
 
 
@@ -330,16 +338,17 @@ def test_bad_settings_get_a_depth_lab_error_that_names_them(call, words, capfd):
 def test_a_run_that_overflows_stops_and_says_where(capfd):
     """A learning rate of 1 on a deep Pre stack: whatever happens, no NumPy warning; a run
     that overflows reports its step instead of raising."""
-    run = training_lab.train_stack("pre", 2, 1.0, steps=40, **TINY, batch=3, period=2)
+    run = training_lab.train_stack(layers=2, lr=1.0, steps=40, **TINY, batch=3, period=2)
     assert capfd.readouterr().err == ""
     assert run.run.diverged_at is None or len(run.losses) == run.run.diverged_at
 
 
 def test_exercise_31_11_reads_what_eight_blocks_do():
     """The checker of 31.11 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
-    verdicts = {v: training_lab.verdict(training_lab.train_stack(v, 8, lr=0.02)) for v in ("pre", "post")}
+    verdicts = {v: training_lab.verdict(training_lab.train_stack(variant=v, layers=8, lr=0.02))
+                for v in ("pre", "post")}
     assert verdicts == {"pre": "учится", "post": "не учится"}
     options = {"учится": 1, "не учится": 2}
     assert ex31.EXERCISES[11].feedback({v: options[text] for v, text in verdicts.items()}).correct
     # and the chapter's premise: four blocks of Post learn at this rate
-    assert training_lab.verdict(training_lab.train_stack("post", 4, lr=0.02)) == "учится"
+    assert training_lab.verdict(training_lab.train_stack(variant="post", lr=0.02)) == "учится"

@@ -20,7 +20,9 @@ class SwiGluError(LlmFromScratchError): ...  # SwiGLU feed-forward
 class DecoderBlockError(LlmFromScratchError): ...  # the pre-norm block
 class GradcheckError(LlmFromScratchError): ...  # central differences
 class OptimizerError(LlmFromScratchError): ...  # Adam
+class TrainingError(LlmFromScratchError): ...  # the loop and its loss
 class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
+class LearnedHeadsError(LlmFromScratchError): ...  # chapter 30's lab
 class HistoryError(LlmFromScratchError): ...  # historical contrasts
 class EditionError(LlmFromScratchError): ...  # the book's edition
 

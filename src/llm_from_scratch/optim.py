@@ -10,13 +10,14 @@ with ``η_t = η min(1, t / warmup)``, or ``η`` when ``warmup = 0``.
 
 import numpy as np
 
-from .checks import finite_number, is_int
+from .checks import check_size, finite_number, is_int, shown
 from .errors import OptimizerError, chained
 from .parameter import ParameterList
 
 
 class Adam:
-    """``step()`` moves every parameter that has a gradient."""
+    """``step()`` moves every parameter that has a gradient, or none: it
+    checks every gradient and computes every update before it moves one."""
 
     def __init__(self, parameters, lr: float = 1e-3,
                  betas: tuple[float, float] = (0.9, 0.999),
@@ -24,40 +25,80 @@ class Adam:
         error = OptimizerError
         with chained(error, "Adam parameters"):
             self.parameters = ParameterList(parameters)
-        self.lr = finite_number(lr, "Adam learning rate", error)
+        self.lr = lr                      # checked by the setter below
         self.eps = finite_number(eps, "Adam epsilon", error)
         if not isinstance(betas, tuple) or len(betas) != 2:
-            raise error(f"Adam betas must be a pair, got {betas!r}")
+            raise error(f"Adam betas must be a pair, got {shown(betas)}")
         self.beta1, self.beta2 = (finite_number(
             b, "Adam beta", error, zero_allowed=True) for b in betas)
         if max(self.beta1, self.beta2) >= 1:
             raise error(f"Adam betas must be below 1, got {betas!r}")
         if not is_int(warmup) or warmup < 0:
             raise error("Adam warmup must be an integer >= 0, "
-                        f"got {warmup!r}")
+                        f"got {shown(warmup)}")
         self.warmup, self.t = int(warmup), 0
+        check_size(2 * self.parameters.count(), "Adam moments m and v",
+                   error)                 # before they are allocated
         self.m = [np.zeros(p.shape) for p in self.parameters]
         self.v = [np.zeros(p.shape) for p in self.parameters]
 
+    @property
+    def lr(self) -> float:
+        return self._lr
+
+    @lr.setter
+    def lr(self, value: float) -> None:   # a schedule may change it
+        self._lr = finite_number(value, "Adam learning rate",
+                                 OptimizerError)
+
     def rate(self, t: int) -> float:
         """``η_t``: the learning rate of step ``t`` (counted from 1)."""
-        return self.lr * (min(1.0, t / self.warmup) if self.warmup else 1)
+        if not is_int(t) or t < 1:
+            raise OptimizerError("Adam step must be an integer >= 1, "
+                                 f"got {shown(t)}")
+        warm = 1.0 if t >= self.warmup else t / self.warmup
+        return self.lr * warm
 
     def step(self) -> None:
         """One update from the current gradients (``None``: no update)."""
-        for p in self.parameters:
-            if p.grad is not None and not np.isfinite(p.grad).all():
-                raise OptimizerError(f"Adam step {self.t + 1}: gradient of "
-                                     f"{p.name} is not finite")
-        self.t += 1
-        c1, c2 = 1 - self.beta1**self.t, 1 - self.beta2**self.t
-        for p, m, v in zip(self.parameters, self.m, self.v, strict=True):
-            if p.grad is not None:
-                m[...] = self.beta1 * m + (1 - self.beta1) * p.grad
-                v[...] = self.beta2 * v + (1 - self.beta2) * p.grad**2
-                p.value = p.value - self.rate(self.t) * (m / c1) / (
-                    np.sqrt(v / c2) + self.eps)
-                p.value.flags.writeable = False
+        t = self.t + 1
+        rate, c1, c2 = self.rate(t), 1 - self.beta1**t, 1 - self.beta2**t
+        updates = []                      # all, before the first move
+        for i, p in enumerate(self.parameters):
+            if p.grad is None:
+                continue
+            g = self.gradient(p, t)
+            try:
+                with np.errstate(over="raise", invalid="raise"):
+                    m = self.beta1 * self.m[i] + (1 - self.beta1) * g
+                    v = self.beta2 * self.v[i] + (1 - self.beta2) * g**2
+                    updates.append((i, m, v, p.value - rate * (m / c1) / (
+                        np.sqrt(v / c2) + self.eps)))
+            except FloatingPointError as error:
+                raise OptimizerError(
+                    f"Adam step {t}: the update of {p.name} overflows, "
+                    f"got |gradient| up to {np.abs(g).max():.3g}"
+                ) from error
+        for i, m, v, value in updates:
+            self.m[i], self.v[i], self.parameters[i].value = m, v, value
+            value.flags.writeable = False
+        self.t = t
+
+    @staticmethod
+    def gradient(p, t: int) -> np.ndarray:
+        """``p.grad``: finite real numbers of ``p``'s shape."""
+        g = p.grad
+        if not (isinstance(g, np.ndarray) and g.dtype.kind in "fiu"
+                and g.shape == p.shape):
+            got = (f"{g.dtype} {list(g.shape)}" if isinstance(
+                g, np.ndarray) else type(g).__name__)
+            raise OptimizerError(
+                f"Adam step {t}: gradient of {p.name} must be real "
+                f"numbers of shape {list(p.shape)}, got {got}")
+        if not np.isfinite(g).all():
+            raise OptimizerError(f"Adam step {t}: gradient of {p.name} "
+                                 "is not finite")
+        return g
 
     def zero_grad(self) -> None:
         self.parameters.zero_grad()

@@ -105,12 +105,15 @@ def chapter_main(argv: Sequence[str] | None, prog: str, description: str, report
                  trace: Callable[[], str]) -> int:
     """``python -m llm_from_scratch.chNN [--trace]``: the report or the trace on stdout.
 
-    A reader that closes the pipe early or a full disk ends the command with one line on stderr and status 1,
-    not a traceback.
+    A reader that closes the pipe early, a full disk or no stdout at all (``>&-``) ends the command with one
+    line on stderr and status 1, not a traceback.
     """
     parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
     parser.add_argument("--trace", action="store_true", help="print the diagram trace instead of the report")
     arguments = parser.parse_args(argv)
+    if sys.stdout is None:  # started with stdout closed: Python has no stream to write to
+        print(f"{parser.prog}: output not written: standard output is closed", file=sys.stderr)
+        return 1
     text = trace() if arguments.trace else report()
     try:
         sys.stdout.write(text)

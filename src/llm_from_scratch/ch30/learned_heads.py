@@ -29,13 +29,17 @@ batches, and a one-head curve never goes below ``line_bound`` of those sequences
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..attention import MultiHeadAttention
+from ..book.settings import Check, changed, integer
 from ..book.training import TrainingRun, fit
+from ..errors import LearnedHeadsError, chained
 from ..optim import Adam
 from ..rng import SplitMix64
+from ..rope import RotaryEmbedding
 from ..tensor import Tensor
 
 TOKENS, WIDTH, ROPE_BASE = 6, 8, 100.0
@@ -47,11 +51,47 @@ HELD_OUT, HELD_OUT_SEED = 4096, 3030
 EVERY = 50                         # steps between two held-out losses of the chapter's runs
 ONE_HEAD_BOUND = 0.5
 JOBS = ("previous", "first")       # the columns of job_weights
+MAX_STEPS, MAX_LEARNING_RATE, SEEDS = 20_000, 1.0, 2**64
+MAX_SEQUENCES = 2**18              # a batch of them holds 12.6M float64 values
+LAB = "learned heads"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One run of the two-job layer: its heads, its start and its training."""
+
+    LAB: ClassVar[str] = LAB
+    ERROR: ClassVar[type] = LearnedHeadsError
+
+    heads: int = 2                 # 1, 2 or 4: d_model 8 in heads of even width
+    steps: int = STEPS
+    seed: int = SEED               # the start (SplitMix64) and the batches
+    learning_rate: float = LEARNING_RATE
+    every: int | None = None       # steps between two held-out losses (None: none)
+    rope_base: float = ROPE_BASE
+
+    def __post_init__(self) -> None:
+        check = Check(self)
+        check.integer("heads", 1, WIDTH)
+        if WIDTH % self.heads or WIDTH // self.heads % 2:
+            raise LearnedHeadsError(f"{LAB} heads must split d_model {WIDTH} into heads of even width "
+                                    f"(RoPE turns pairs), got {self.heads}")
+        check.integer("steps", 1, MAX_STEPS)
+        check.integer("seed", 0, SEEDS - 1)
+        check.number("learning_rate", 0, MAX_LEARNING_RATE)
+        if self.every is not None:
+            check.integer("every", 1, self.steps)
+        check.number("rope_base", 0, float("inf"))
+        with chained(LearnedHeadsError, f"{LAB} rope_base"):     # angles that overflow
+            RotaryEmbedding(WIDTH // self.heads, TOKENS, self.rope_base)
 
 
 def task_batch(step: int, size: int = BATCH, seed: int = SEED) -> tuple[np.ndarray, np.ndarray]:
     """``x: [B, 6, 8]`` and ``targets: [B, 4, 2]``: for rows 2..5, the content of
     the previous token and of the first token. Batch ``step`` is always the same."""
+    step = integer(step, f"{LAB} step", 0, SEEDS - 1, LearnedHeadsError)
+    size = integer(size, f"{LAB} batch size", 1, MAX_SEQUENCES, LearnedHeadsError)
+    seed = integer(seed, f"{LAB} seed", 0, SEEDS - 1, LearnedHeadsError)
     content = np.random.default_rng([seed, step]).standard_normal((size, TOKENS))
     x = np.zeros((size, TOKENS, WIDTH))
     x[..., CONSTANT] = 1.0
@@ -64,38 +104,50 @@ def task_batch(step: int, size: int = BATCH, seed: int = SEED) -> tuple[np.ndarr
 def two_job_loss(output: np.ndarray, targets: np.ndarray) -> tuple[float, np.ndarray]:
     """Mean squared error of output columns 0 and 4 on rows 2..5 against ``targets [B, 4, 2]``,
     and its gradient w.r.t. the whole ``output [B, 6, 8]`` (zero elsewhere)."""
-    error = output[:, FIRST_ROW:, COLUMNS] - targets           # [B, 4, 2]
-    grad = np.zeros(output.shape)
-    grad[:, FIRST_ROW:, COLUMNS] = 2.0 * error / error.size
-    return float(np.mean(error**2)), grad
+    output = _finite(output, "output", (TOKENS, WIDTH))
+    targets = _finite(targets, "targets", (TOKENS - FIRST_ROW, len(COLUMNS)), batch=len(output))
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            error = output[:, FIRST_ROW:, COLUMNS] - targets           # [B, 4, 2]
+            grad = np.zeros(output.shape)
+            grad[:, FIRST_ROW:, COLUMNS] = 2.0 * error / error.size
+            return float(np.mean(error**2)), grad
+    except FloatingPointError as overflow:
+        raise LearnedHeadsError(f"{LAB} loss of outputs up to {np.abs(output).max():.3g} overflows") from overflow
 
 
-def random_layer(heads: int, seed: int = SEED, rope_base: float = ROPE_BASE) -> MultiHeadAttention:
+def random_layer(settings: Settings | None = None, **changes: object) -> MultiHeadAttention:
     """The two-job layer's configuration (``d_model = 8``, six positions, base 100)
     with random ``W_Q, W_K, W_V, W_O``; the same 256 parameters for any ``heads``."""
-    return MultiHeadAttention.new("learned", model_width=WIDTH, heads=heads, max_positions=TOKENS,
-                                  rope_base=rope_base, rng=SplitMix64(seed))
+    s = changed(Settings, settings, changes)
+    return MultiHeadAttention.new("learned", model_width=WIDTH, heads=s.heads, max_positions=TOKENS,
+                                  rope_base=s.rope_base, rng=SplitMix64(s.seed))
 
 
 @dataclass(frozen=True)
 class Learned:
     """A layer after training, the losses of its batches and, when asked, its held-out losses."""
 
-    heads: int
+    settings: Settings
     layer: MultiHeadAttention
     run: TrainingRun
     checkpoints: np.ndarray       # the steps at which the held-out loss was taken (0 = before training)
     held_out: np.ndarray          # held_out_loss(layer) at those steps
 
+    @property
+    def heads(self) -> int:
+        return self.settings.heads
 
-def learn(heads: int, steps: int = STEPS, seed: int = SEED, learning_rate: float = LEARNING_RATE, *,
-          every: int | None = None, rope_base: float = ROPE_BASE) -> Learned:
-    """Train ``random_layer(heads, seed)`` with Adam for ``steps`` batches of the task.
+
+def learn(settings: Settings | None = None, **changes: object) -> Learned:
+    """Train ``random_layer(settings)`` with Adam for ``steps`` batches of the task:
+    ``settings`` (default ``Settings()``) with ``changes`` made, e.g. ``learn(heads=1)``.
 
     With ``every``, training stops every ``every`` steps to take the held-out loss (and
     before the first step and after the last); the updates are the same as without."""
-    layer = random_layer(heads, seed, rope_base)
-    adam = Adam(layer.parameters(), lr=learning_rate)
+    s = changed(Settings, settings, changes)
+    layer = random_layer(s)
+    adam = Adam(layer.parameters(), lr=s.learning_rate)
 
     def model(x: np.ndarray) -> Tensor:
         return layer.forward(Tensor(x)).output
@@ -103,13 +155,13 @@ def learn(heads: int, steps: int = STEPS, seed: int = SEED, learning_rate: float
     checkpoints, held = [], []
 
     def checkpoint(step: int) -> None:
-        if every and (step % every == 0 or step == steps):
+        if s.every and (step % s.every == 0 or step == s.steps):
             checkpoints.append(step)
             held.append(held_out_loss(layer))
 
     checkpoint(0)
-    run = fit(model, lambda step: task_batch(step, seed=seed), adam, steps, two_job_loss, checkpoint)
-    return Learned(heads, layer, run, np.array(checkpoints, int), np.array(held))
+    run = fit(model, lambda step: task_batch(step, seed=s.seed), adam, s.steps, two_job_loss, checkpoint)
+    return Learned(s, layer, run, np.array(checkpoints, int), np.array(held))
 
 
 # -- what the trained layer does, on sequences it never saw ------------------------
@@ -120,12 +172,12 @@ def held_out() -> tuple[np.ndarray, np.ndarray]:
 
 def held_out_loss(layer: MultiHeadAttention) -> float:
     x, targets = held_out()
-    return two_job_loss(layer.forward(Tensor(x)).output.value, targets)[0]
+    return two_job_loss(_layer(layer).forward(Tensor(x)).output.value, targets)[0]
 
 
 def mean_weights(layer: MultiHeadAttention) -> np.ndarray:
     """``[h, T, T]``: every head's attention table, averaged over the held-out sequences."""
-    return layer.forward(Tensor(held_out()[0])).attention_weights.value.mean(axis=0)
+    return _layer(layer).forward(Tensor(held_out()[0])).attention_weights.value.mean(axis=0)
 
 
 def job_weights(layer: MultiHeadAttention) -> np.ndarray:
@@ -147,15 +199,18 @@ def line_bound(targets: np.ndarray) -> float:
 
     Over all sequences it is ``ONE_HEAD_BOUND``; on a finite sample it is a
     little above or below."""
-    pairs = targets.reshape(-1, 2)
+    pairs = _finite(targets, "line targets", (len(COLUMNS),), leading=0).reshape(-1, 2)
+    if len(pairs) < 2:
+        raise LearnedHeadsError(f"{LAB} line targets must hold two pairs or more, got {len(pairs)}")
     return float(np.linalg.eigvalsh(np.cov(pairs.T, bias=True))[0] / 2)
 
 
 def output_pairs(layer: MultiHeadAttention, sequences: int = 75) -> tuple[np.ndarray, np.ndarray]:
     """The predicted columns 0 and 4 and their targets ``(z_{m-1}, z_0)`` on the first
     ``sequences`` held-out sequences, rows 2..5: two ``[4 * sequences, 2]`` arrays."""
+    sequences = integer(sequences, f"{LAB} sequences", 1, HELD_OUT, LearnedHeadsError)
     x, targets = held_out()
-    y = layer.forward(Tensor(x[:sequences])).output.value[:, FIRST_ROW:, COLUMNS]
+    y = _layer(layer).forward(Tensor(x[:sequences])).output.value[:, FIRST_ROW:, COLUMNS]
     return y.reshape(-1, 2), targets[:sequences].reshape(-1, 2)
 
 
@@ -163,5 +218,39 @@ def column_correlation(layer: MultiHeadAttention) -> float:
     """Correlation of the predicted columns 0 and 4 over the held-out rows 2..5.
 
     With one head it is +-1: both columns are one number ``z`` times two constants."""
-    y = layer.forward(Tensor(held_out()[0])).output.value[:, FIRST_ROW:, COLUMNS].reshape(-1, 2)
+    y = _layer(layer).forward(Tensor(held_out()[0])).output.value[:, FIRST_ROW:, COLUMNS].reshape(-1, 2)
+    spread = y.std(axis=0)
+    if not np.all(spread > 0):
+        raise LearnedHeadsError(f"{LAB} column correlation needs columns that vary, "
+                                f"got spreads {spread[0]:.3g} and {spread[1]:.3g}")
     return float(np.corrcoef(y.T)[0, 1])
+
+
+# -- checks ---------------------------------------------------------------------------
+
+def _layer(layer: object) -> MultiHeadAttention:
+    """A layer of the task's shape: ``d_model = 8``, at least six positions."""
+    if not isinstance(layer, MultiHeadAttention) or layer.model_width != WIDTH or layer.max_positions < TOKENS:
+        got = (f"width {layer.model_width}, {layer.max_positions} positions"
+               if isinstance(layer, MultiHeadAttention) else type(layer).__name__)
+        raise LearnedHeadsError(f"{LAB} layer must be a MultiHeadAttention of width {WIDTH} with "
+                                f"{TOKENS} positions or more, got {got}")
+    return layer
+
+
+def _finite(values: object, name: str, tail: tuple[int, ...], batch: int | None = None,
+            leading: int = 1) -> np.ndarray:
+    """A finite float array ``[B, *tail]`` (``B = batch`` if given), or with any
+    number of leading axes for ``leading=0``."""
+    array = np.asarray(values) if isinstance(values, (np.ndarray, list, tuple)) else None
+    rank_ok = array is not None and (array.ndim == 1 + len(tail) if leading else array.ndim > len(tail))
+    if not rank_ok or array.dtype.kind not in "fiu" or array.shape[-len(tail):] != tail \
+            or (batch is not None and len(array) != batch):
+        shape = list(array.shape) if array is not None else type(values).__name__
+        want = f"[{'B' if batch is None else batch}, {', '.join(map(str, tail))}]"
+        want = want if leading else f"[..., {', '.join(map(str, tail))}]"
+        raise LearnedHeadsError(f"{LAB} {name} must be real numbers {want}, got {shape}")
+    bad = array.size - np.count_nonzero(np.isfinite(array))
+    if bad:
+        raise LearnedHeadsError(f"{LAB} {name} must be finite, got {bad} NaN or infinite of {array.size}")
+    return array.astype(np.float64, copy=False)

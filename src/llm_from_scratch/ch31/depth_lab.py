@@ -22,50 +22,130 @@ Two switches isolate the parts: ``ffn="relu"`` replaces SwiGLU by
 network of the original Transformer; ``branches="attention"`` or ``"ffn"``
 keeps one sublayer of every block and makes the other the identity.
 
-Bad settings get a ``DepthLabError`` that names the argument, the value and
-the allowed range.
+A lab's settings are one ``Settings``, checked where it is made: a bad one
+gets a ``DepthLabError`` that names the setting, the value and the allowed
+range, and so does a lab too large for memory, before anything is built.
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import numbers
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from typing import ClassVar
 
 import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
+from ..book.settings import Check, changed, choice, integer
 from ..book.training import cross_entropy
-from ..checks import is_int
+from ..checks import shown
 from ..errors import DepthLabError, LlmFromScratchError, chained
 from ..parameter import Parameter
 from ..rmsnorm import RmsNorm
 from ..rng import SplitMix64, uniform_weight
 from ..swiglu import SwiGlu
 from ..tensor import Tensor, matmul, relu
+from ..text import texts
 
+TEXT = texts("labs31")
 VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")
 FFNS = ("swiglu", "relu")
 BRANCHES = ("both", "attention", "ffn")
-LABELS = {"pre": "Pre-RMSNorm", "post": "Post-RMSNorm",
-          "none": "без остаточных путей"}
-LAYER_NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN",
-                     "none": "без остаточных путей, LN"}
+LABELS = {variant: TEXT[f"label.{variant}"] for variant in VARIANTS}
+LAYER_NORM_LABELS = {variant: TEXT[f"label.layer.{variant}"]
+                     for variant in VARIANTS}
 LAYER_NORM_EPSILON = 1e-5
+TENSORS = ("attention_norm.gain", "attention.query.weight",   # of a block,
+           "attention.key.weight", "attention.value.weight",  # in order
+           "attention.output.weight", "ffn_norm.gain", "ffn.gate.weight",
+           "ffn.up.weight", "ffn.down.weight")
 
 # limits that keep a learner's run within seconds and memory
 MAX_LAYERS, MAX_WIDTH, MAX_FFN_WIDTH, MAX_HEADS = 256, 512, 2048, 64
 MAX_BATCH, MAX_TOKENS, MAX_VOCABULARY = 256, 256, 4096
 MAX_WEIGHT_SCALE = 100.0   # beyond it float64 products start to overflow
-MAX_SIZE = 2 ** 25         # layers * batch * tokens * (width + ffn_width)
+MAX_VALUES = 2 ** 25       # float64 values held at once: 256 MiB
 SEEDS = 2 ** 64
 
 Step = Callable[[Tensor], Tensor]
+
+
+@dataclass(frozen=True)
+class Settings:
+    """One setting of the lab: the stack, its wiring and its data."""
+
+    LAB: ClassVar[str] = "depth lab"
+    ERROR: ClassVar[type] = DepthLabError
+
+    layers: int = 24
+    width: int = 32                 # d
+    variant: str = "pre"            # one of VARIANTS
+    norm: str = "rms"               # "layer": centre each row first
+    ffn: str = "swiglu"             # "relu": ReLU(x W_gate) W_down
+    branches: str = "both"          # or keep "attention" or "ffn" only
+    weight_scale: float = 1.0       # multiplies every weight matrix
+    heads: int = 4
+    ffn_width: int | None = None    # None: 4 * width
+    batch: int = 4
+    tokens: int = 8
+    vocabulary: int = 64
+    seed: int = 31                  # blocks; the data from seed + 1
+
+    def __post_init__(self) -> None:
+        check = Check(self)
+        check.integer("layers", 1, MAX_LAYERS)
+        check.integer("width", 1, MAX_WIDTH)
+        for name, options in (("variant", VARIANTS), ("norm", NORMS),
+                              ("ffn", FFNS), ("branches", BRANCHES)):
+            check.choice(name, options)
+        check.number("weight_scale", 0, MAX_WEIGHT_SCALE)
+        check.integer("heads", 1, MAX_HEADS)
+        if self.width % self.heads or self.width // self.heads % 2:
+            raise DepthLabError(
+                f"depth lab heads must split width {self.width} into "
+                f"heads of even width (RoPE turns pairs), got {self.heads}")
+        if self.ffn_width is not None:
+            check.integer("ffn_width", 1, MAX_FFN_WIDTH)
+        check.integer("batch", 1, MAX_BATCH)
+        check.integer("tokens", 1, MAX_TOKENS)
+        check.integer("vocabulary", 2, MAX_VOCABULARY)
+        check.integer("seed", 0, SEEDS - 1)
+        check.size(3 * self.weights + self.activations, MAX_VALUES,
+                   "weights, their gradients and the activations of both "
+                   "passes")
+
+    @property
+    def hidden(self) -> int:
+        """``d_ff``: the feed-forward width."""
+        return 4 * self.width if self.ffn_width is None else self.ffn_width
+
+    @property
+    def weights(self) -> int:
+        """The blocks' weights, the final gain and the head ``[d, V]``."""
+        d, f = self.width, self.hidden
+        block = 2 * d + 4 * d * d + 3 * d * f
+        return self.layers * block + d + d * self.vocabulary
+
+    @property
+    def activations(self) -> int:
+        """An upper estimate of what the tape holds at once, forward values
+        and their gradients (measured with ``tracemalloc``): per block as
+        much as 24 arrays ``[B, T, d]``, 6 ``[B, T, d_ff]`` and 4 ``[B, h, T,
+        T]``; on top 4 ``[B, T, V]``."""
+        b, t = self.batch, self.tokens
+        block = b * t * (24 * self.width + 6 * self.hidden
+                         + 4 * self.heads * t)
+        return self.layers * block + 4 * b * t * self.vocabulary
+
+    def block_config(self) -> DecoderBlockConfig:
+        return DecoderBlockConfig(
+            model_width=self.width, heads=self.heads,
+            feed_forward_width=self.hidden, max_positions=self.tokens)
 
 
 @dataclass(frozen=True)
@@ -109,8 +189,11 @@ def parts_of(block: DecoderBlock, norm: str = "rms",
     LayerNorm with unit gain and zero bias is RMSNorm of the centred row:
     ``(z - mean z) / sqrt(var z + eps)``, and ``var z = mean((z - mean z)^2)``.
     """
-    check_choice(norm, "norm", NORMS)
-    check_choice(ffn, "ffn", FFNS)
+    if not isinstance(block, DecoderBlock):
+        raise DepthLabError("depth lab block must be a DecoderBlock, "
+                            f"got {type(block).__name__}")
+    choice(norm, "depth lab norm", NORMS, DepthLabError)
+    choice(ffn, "depth lab ffn", FFNS, DepthLabError)
 
     def normalise(layer: RmsNorm) -> Step:
         if norm == "rms":
@@ -148,7 +231,10 @@ def keep_branches(p: Parts, branches: str, variant: str) -> Parts:
     """Every block reduced to the sublayer ``branches`` names: the other one
     becomes the identity of the stream (``x + 0`` in Pre and Post, ``x`` in
     the variant without residual paths)."""
-    check_choice(branches, "branches", BRANCHES)
+    if not isinstance(p, Parts):
+        raise DepthLabError(f"depth lab parts must be Parts, got {type(p).__name__}")
+    choice(branches, "depth lab branches", BRANCHES, DepthLabError)
+    choice(variant, "depth lab variant", VARIANTS, DepthLabError)
     dropped = _identity if variant == "none" else _nothing
     if branches == "attention":
         return replace(p, feed_forward_norm=_identity, feed_forward=dropped)
@@ -172,26 +258,18 @@ def _scaled(block: DecoderBlock, factor: float,
                         block.feed_forward_norm, feed_forward)
 
 
-def build_stack(layers: int, width: int, *, heads: int = 4,
-                ffn_width: int | None = None, tokens: int = 8,
-                weight_scale: float = 1.0, seed: int = 31
-                ) -> list[DecoderBlock]:
+def build_stack(settings: Settings | None = None,
+                **changes: object) -> list[DecoderBlock]:
     """``layers`` blocks drawn one after another from ``SplitMix64(seed)``."""
-    layers = check_integer(layers, "layers", 1, MAX_LAYERS)
-    width = check_integer(width, "width", 1, MAX_WIDTH)
-    ffn_width = 4 * width if ffn_width is None else ffn_width
-    config = DecoderBlockConfig(
-        model_width=width, heads=check_integer(heads, "heads", 1, MAX_HEADS),
-        feed_forward_width=check_integer(ffn_width, "ffn_width", 1, MAX_FFN_WIDTH),
-        max_positions=check_integer(tokens, "tokens", 1, MAX_TOKENS))
-    weight_scale = check_scale(weight_scale)
-    rng = SplitMix64(check_integer(seed, "seed", 0, SEEDS - 1))
-    with chained(DepthLabError, f"depth lab blocks (width {width}, "
-                 f"heads {config.heads})"):
+    settings = changed(Settings, settings, changes)
+    config, rng = settings.block_config(), SplitMix64(settings.seed)
+    with chained(DepthLabError, f"depth lab blocks (width {config.model_width}"
+                 f", heads {config.heads})"):
         blocks = [DecoderBlock.new(f"layer{index}", config, rng)
-                  for index in range(layers)]
-    if weight_scale != 1.0:
-        blocks = [_scaled(block, weight_scale, config) for block in blocks]
+                  for index in range(settings.layers)]
+    if settings.weight_scale != 1.0:
+        blocks = [_scaled(block, settings.weight_scale, config)
+                  for block in blocks]
     return blocks
 
 
@@ -200,38 +278,28 @@ def _uniform(rng: SplitMix64, shape: tuple[int, ...]) -> np.ndarray:
     return 2.0 * rng.next_f64(int(np.prod(shape))).reshape(shape) - 1.0
 
 
-def lab_data(width: int, *, batch: int = 4, tokens: int = 8,
-             vocabulary: int = 64, seed: int = 31
+def lab_data(settings: Settings | None = None, **changes: object
              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Inputs ``[B, T, d]`` (stand-ins for embeddings) with RMS about 1, a
     head ``[d, V]``, targets ``[B, T]``; from ``SplitMix64(seed + 1)``."""
-    width = check_integer(width, "width", 1, MAX_WIDTH)
-    batch = check_integer(batch, "batch", 1, MAX_BATCH)
-    tokens = check_integer(tokens, "tokens", 1, MAX_TOKENS)
-    vocabulary = check_integer(vocabulary, "vocabulary", 2, MAX_VOCABULARY)
-    seed = check_integer(seed, "seed", 0, SEEDS - 1)
-    rng = SplitMix64((seed + 1) % SEEDS)        # not the blocks' stream
-    x = np.sqrt(3.0) * _uniform(rng, (batch, tokens, width))  # variance 1
-    head = uniform_weight(rng, width, vocabulary)
-    draws = (_uniform(rng, (batch, tokens)) + 1.0) / 2.0      # [0, 1)
-    return x, head, np.floor(draws * vocabulary).astype(np.int64)
+    s = changed(Settings, settings, changes)
+    rng = SplitMix64((s.seed + 1) % SEEDS)      # not the blocks' stream
+    x = np.sqrt(3.0) * _uniform(rng, (s.batch, s.tokens, s.width))  # var 1
+    head = uniform_weight(rng, s.width, s.vocabulary)
+    draws = (_uniform(rng, (s.batch, s.tokens)) + 1.0) / 2.0      # [0, 1)
+    return x, head, np.floor(draws * s.vocabulary).astype(np.int64)
 
 
 @dataclass(frozen=True)
 class DepthRun:
     """One stack at initialisation, measured once."""
 
-    variant: str
-    norm: str
-    ffn: str
-    branches: str
-    width: int
-    weight_scale: float
+    settings: Settings
     loss: float
     stream_rms: np.ndarray        # [L + 1]: the input, then after block l
     stream_gradients: np.ndarray  # [L + 1]: ||dLoss/dx_l||, same layers
     gradient_norms: np.ndarray    # [L]: ||dLoss/dθ_l|| over block l's tensors
-    tensor_names: tuple[str, ...]  # the 9 names without "layerN."
+    tensor_names: tuple[str, ...]  # the 9 names without "layerN." (TENSORS)
     tensor_norms: np.ndarray      # [L, 9]: the same, per tensor
 
     @property
@@ -240,30 +308,24 @@ class DepthRun:
 
     def tensor_gradient(self, name: str) -> np.ndarray:
         """``[L]``: gradient norms of one tensor, e.g. ``"ffn.down.weight"``."""
-        check_choice(name, "tensor", self.tensor_names)
+        choice(name, "depth lab tensor", self.tensor_names, DepthLabError)
         return self.tensor_norms[:, self.tensor_names.index(name)]
 
 
-def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
-        norm: str = "rms", ffn: str = "swiglu", branches: str = "both",
-        weight_scale: float = 1.0, heads: int = 4,
-        ffn_width: int | None = None, batch: int = 4, tokens: int = 8,
-        vocabulary: int = 64, seed: int = 31) -> DepthRun:
+def run(settings: Settings | None = None, **changes: object) -> DepthRun:
     """Stack ``layers`` blocks, run forward and backward once, measure.
 
-    ``variant``: one of ``VARIANTS``; ``norm``: ``"rms"`` or ``"layer"``;
-    ``ffn``: ``"swiglu"`` or ``"relu"``; ``branches``: ``"both"``,
-    ``"attention"`` or ``"ffn"``; ``weight_scale`` multiplies every weight
-    matrix drawn by ``DecoderBlock.new`` (uniform on ``±1/sqrt(fan_in)``,
-    variance ``1/(3 fan_in)``; ``sqrt(3)`` gives variance ``1/fan_in``).
-    Equal arguments give bitwise equal results: everything is built afresh.
+    ``settings`` (default ``Settings()``) with ``changes`` made, e.g.
+    ``run(variant="post", weight_scale=3 ** 0.5)``. ``weight_scale``
+    multiplies every weight matrix drawn by ``DecoderBlock.new`` (uniform on
+    ``±1/sqrt(fan_in)``, variance ``1/(3 fan_in)``; ``sqrt(3)`` gives
+    variance ``1/fan_in``). Equal settings give bitwise equal results:
+    everything is built afresh.
     """
-    stack = _Stack(layers, width, variant, norm=norm, ffn=ffn,
-                   branches=branches, weight_scale=weight_scale, heads=heads,
-                   ffn_width=ffn_width, batch=batch, tokens=tokens,
-                   vocabulary=vocabulary, seed=seed)
+    settings = changed(Settings, settings, changes)
+    stack = _Stack(settings)
     with stack.numerics():
-        inputs, outputs = stack.forward(layers)
+        inputs, outputs = stack.forward(settings.layers)
         x_top, loss = stack.top_backward(outputs[-1])
         upstream = x_top.grad
         for x_l, y in zip(reversed(inputs), reversed(outputs), strict=True):
@@ -275,8 +337,7 @@ def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
     values = [x_l.value for x_l in inputs] + [x_top.value]
     grads = [x_l.grad for x_l in inputs] + [x_top.grad]
     return DepthRun(
-        variant=variant, norm=norm, ffn=ffn, branches=branches,
-        width=int(width), weight_scale=float(weight_scale), loss=loss,
+        settings=settings, loss=loss,
         stream_rms=np.array([_rms(v) for v in values]),
         stream_gradients=np.array([_norm(g) for g in grads]),
         gradient_norms=np.sqrt((norms ** 2).sum(axis=1)),
@@ -284,31 +345,22 @@ def run(layers: int = 24, width: int = 32, variant: str = "pre", *,
 
 
 class _Stack:
-    """The blocks, the data and the wiring of one lab setting, checked."""
+    """The blocks, the data and the wiring of one lab setting."""
 
-    def __init__(self, layers: int, width: int, variant: str, *,
-                 norm: str, ffn: str, branches: str, weight_scale: float,
-                 heads: int, ffn_width: int | None, batch: int, tokens: int,
-                 vocabulary: int, seed: int) -> None:
-        check_choice(variant, "variant", VARIANTS)
-        check_choice(norm, "norm", NORMS)
-        check_choice(ffn, "ffn", FFNS)
-        check_choice(branches, "branches", BRANCHES)
-        _check_size(layers, width, ffn_width, batch, tokens)
-        self.blocks = build_stack(layers, width, heads=heads,
-                                  ffn_width=ffn_width, tokens=tokens,
-                                  weight_scale=weight_scale, seed=seed)
-        self.x, self.head, self.targets = lab_data(
-            width, batch=batch, tokens=tokens, vocabulary=vocabulary,
-            seed=seed)
-        self.final_norm = RmsNorm.new("final_norm.gain", width)
-        self.parts = [keep_branches(parts_of(block, norm, ffn), branches,
-                                    variant) for block in self.blocks]
-        self.wire = STEPS[variant]
-        self.weight_scale = weight_scale
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.blocks = build_stack(settings)
+        self.x, self.head, self.targets = lab_data(settings)
+        self.final_norm = RmsNorm.new("final_norm.gain", settings.width)
+        self.parts = [keep_branches(parts_of(block, settings.norm,
+                                             settings.ffn),
+                                    settings.branches, settings.variant)
+                      for block in self.blocks]
+        self.wire = STEPS[settings.variant]
 
     def numerics(self):
-        return numerics(f"depth lab run (weight_scale {self.weight_scale!r})")
+        return numerics("depth lab run (weight_scale "
+                        f"{self.settings.weight_scale!r})")
 
     def forward(self, layers: int) -> tuple[list[Tensor], list[Tensor]]:
         """Each block on a leaf of its own: ``x_l`` (its grad is
@@ -347,23 +399,26 @@ def _norm(grad: np.ndarray | None) -> float:
 
 def label(variant: str, norm: str = "rms") -> str:
     """How tables and figures name a wiring: ``Pre-RMSNorm``, ``Post-LN``, …"""
-    check_choice(variant, "variant", VARIANTS)
-    check_choice(norm, "norm", NORMS)
+    choice(variant, "depth lab variant", VARIANTS, DepthLabError)
+    choice(norm, "depth lab norm", NORMS, DepthLabError)
     return (LABELS if norm == "rms" else LAYER_NORM_LABELS)[variant]
 
 
-def compare(layers: int = 24, width: int = 32, *,
+def compare(settings: Settings | None = None, *,
             variants: Sequence[str] = VARIANTS,
-            **options) -> dict[str, DepthRun]:
+            **changes: object) -> dict[str, DepthRun]:
     """``run`` for every variant, with the same weights and data."""
-    return {variant: run(layers, width, variant, **options)
+    _not_among(changes, "variant", "variants")
+    settings = changed(Settings, settings, changes)
+    return {variant: run(settings, variant=variant)
             for variant in _variants(variants)}
 
 
 def top_block_gradient(depths: Iterable[int] = range(1, 25),
-                       width: int = 32, *, tensor: str | None = None,
+                       settings: Settings | None = None, *,
+                       tensor: str | None = None,
                        variants: Sequence[str] = VARIANTS,
-                       **options) -> dict[str, np.ndarray]:
+                       **changes: object) -> dict[str, np.ndarray]:
     """Per variant, ``[len(depths)]``: the gradient norm of the top block of
     a stack of each depth; with ``tensor`` (e.g. ``"ffn.down.weight"``), of
     that one tensor of the top block.
@@ -372,26 +427,18 @@ def top_block_gradient(depths: Iterable[int] = range(1, 25),
     blocks are drawn one after another), so one forward pass serves every
     depth: at each depth the final RMSNorm and the head sit on that block,
     and the gradient goes back through it alone. The numbers are those of
-    ``run(L, ...)`` bit for bit (a test checks it).
+    ``run(layers=L, ...)`` bit for bit (a test checks it).
     """
     depths = _depths(depths)
-    if tensor is not None and not isinstance(tensor, str):
-        raise DepthLabError("depth lab tensor must be a name such as "
-                            f"'ffn.down.weight', got {tensor!r}")
-    settings = {name: p.default for name, p in
-                inspect.signature(run).parameters.items()
-                if p.kind is inspect.Parameter.KEYWORD_ONLY}
-    unknown = sorted(set(options) - set(settings))
-    if unknown:
-        raise DepthLabError(f"depth lab option {unknown[0]!r} is unknown; "
-                            f"known: {', '.join(settings)}")
-    settings.update(options)
+    if tensor is not None:
+        choice(tensor, "depth lab tensor", TENSORS, DepthLabError)
+    _not_among(changes, "layers", "depths")
+    _not_among(changes, "variant", "variants")
+    settings = changed(Settings, settings, {**changes, "layers": max(depths)})
+    variants = _variants(variants)
 
     def tops(variant: str) -> np.ndarray:
-        stack = _Stack(max(depths), width, variant, **settings)
-        names = _tensor_names(stack.blocks[0])
-        if tensor is not None:
-            check_choice(tensor, "tensor", names)
+        stack = _Stack(replace(settings, variant=variant))
         with stack.numerics():
             _, outputs = stack.forward(max(depths))
             values = {}
@@ -402,50 +449,63 @@ def top_block_gradient(depths: Iterable[int] = range(1, 25),
                                   stack.blocks[depth - 1].parameters()])
                 values[depth] = float(
                     np.sqrt((norms ** 2).sum()) if tensor is None
-                    else norms[names.index(tensor)])
+                    else norms[TENSORS.index(tensor)])
         return np.array([values[depth] for depth in depths])
 
-    return {variant: tops(variant) for variant in _variants(variants)}
+    return {variant: tops(variant) for variant in variants}
 
 
 # -- tables for the notebook ----------------------------------------------------
 
 def short(value: float) -> str:
     """Three significant digits, no exponent: ``0.472``, ``2.99``, ``2363``."""
+    try:
+        finite = isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:               # an integer beyond the float range
+        finite = False
+    if not finite:
+        raise DepthLabError(f"depth lab short needs a finite number, got {shown(value)}")
     return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
-def summary_table(runs: dict[str, DepthRun],
+def summary_table(runs: Mapping[str, DepthRun],
                   layers: Sequence[int] = (1, 6, 12, 24), *,
                   title: str = "") -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: per variant, the stream's RMS
     and the block's gradient norm after the given layers (counted from 1);
     ``title`` fills a first column (e.g. the weight scale)."""
-    first = ["масштаб весов"] if title else []
-    header = [*first, "схема", "величина",
-              *(f"слой {layer}" for layer in layers)]
+    picked = _table_layers(layers, _runs(runs))
+    if not isinstance(title, str):
+        raise DepthLabError(f"depth lab table title must be a string, got {title!r}")
+    first = [TEXT["depth.scale"]] if title else []
+    header = [*first, TEXT["depth.wiring"], TEXT["depth.quantity"],
+              *(TEXT["depth.layer"].format(layer=layer) for layer in picked)]
     rows = []
     for variant, result in runs.items():
-        picked = _table_layers(layers, result.layers)
         lead = [title] if title else []
-        rows.append([*lead, label(variant, result.norm), "RMS потока",
+        rows.append([*lead, label(variant, result.settings.norm),
+                     TEXT["depth.stream_rms"],
                      *(f"{result.stream_rms[k]:.3f}" for k in picked)])
-        rows.append([*([""] if title else []), "", "градиент",
+        rows.append([*([""] if title else []), "", TEXT["depth.gradient"],
                      *(short(result.gradient_norms[k - 1]) for k in picked)])
     return header, rows
 
 
-def gradient_table(panels: dict[str, dict[str, DepthRun]],
+def gradient_table(panels: Mapping[str, Mapping[str, DepthRun]],
                    layers: Sequence[int] = (1, 6, 12, 24)
                    ) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: the block gradient norms after
     the given layers, one row per setting (``panels`` maps a title to runs)."""
-    header = ["масштаб весов", "схема", *(f"слой {layer}" for layer in layers)]
+    if not isinstance(panels, Mapping) or not panels:
+        raise DepthLabError("depth lab panels must map titles to runs, "
+                            f"got {shown(panels)}")
+    picked = _table_layers(layers, min(_runs(runs) for runs in panels.values()))
+    header = [TEXT["depth.scale"], TEXT["depth.wiring"],
+              *(TEXT["depth.layer"].format(layer=layer) for layer in picked)]
     rows = []
     for title, runs in panels.items():
         for variant, result in runs.items():
-            picked = _table_layers(layers, result.layers)
-            rows.append([title, label(variant, result.norm),
+            rows.append([title, label(variant, result.settings.norm),
                          *(short(result.gradient_norms[k - 1])
                            for k in picked)])
     return header, rows
@@ -469,51 +529,19 @@ def numerics(stage: str) -> Iterator[None]:
         raise DepthLabError(f"{stage}: {error}") from error
 
 
-def check_integer(value: object, name: str, low: int, high: int) -> int:
-    """``value`` as an ``int`` in ``[low, high]`` (any integer type)."""
-    if not is_int(value) or not low <= value <= high:
-        raise DepthLabError(f"depth lab {name} must be an integer in "
-                            f"[{low}, {high}], got {value!r}")
-    return int(value)
+def _not_among(changes: Mapping[str, object], name: str, instead: str) -> None:
+    if name in changes:
+        raise DepthLabError(f"depth lab {name} is set by {instead} here, "
+                            f"got {name}={changes[name]!r}")
 
 
-def check_choice(value: object, name: str, options: Sequence[str]) -> str:
-    if not isinstance(value, str) or value not in options:
-        allowed = ", ".join(repr(option) for option in options)
-        raise DepthLabError(f"depth lab {name} must be one of {allowed}, "
-                            f"got {value!r}")
-    return value
-
-
-def check_scale(value: object) -> float:
-    """A finite weight scale in ``(0, MAX_WEIGHT_SCALE]``."""
-    ok = isinstance(value, numbers.Real) and not isinstance(
-        value, (bool, np.bool_))
-    try:
-        ok = ok and math.isfinite(value) and 0 < value <= MAX_WEIGHT_SCALE
-    except OverflowError:     # an integer too large for a float
-        ok = False
-    if not ok:
-        raise DepthLabError(f"depth lab weight_scale must be a finite number "
-                            f"in (0, {MAX_WEIGHT_SCALE:g}], got {value!r}")
-    return float(value)
-
-
-def _check_size(layers: object, width: object, ffn_width: object,
-                batch: object, tokens: object) -> None:
-    """Each size in its range, and all of them together within ``MAX_SIZE``."""
-    layers = check_integer(layers, "layers", 1, MAX_LAYERS)
-    width = check_integer(width, "width", 1, MAX_WIDTH)
-    hidden = 4 * width if ffn_width is None else check_integer(
-        ffn_width, "ffn_width", 1, MAX_FFN_WIDTH)
-    batch = check_integer(batch, "batch", 1, MAX_BATCH)
-    tokens = check_integer(tokens, "tokens", 1, MAX_TOKENS)
-    size = layers * batch * tokens * (width + hidden)
-    if size > MAX_SIZE:
-        raise DepthLabError(
-            f"depth lab size layers * batch * tokens * (width + ffn_width) "
-            f"must be at most {MAX_SIZE}, got {layers} * {batch} * {tokens} "
-            f"* ({width} + {hidden}) = {size}")
+def _runs(runs: object) -> int:
+    """A non-empty mapping of variants to ``DepthRun``; its fewest layers."""
+    if not isinstance(runs, Mapping) or not runs or not all(
+            isinstance(result, DepthRun) for result in runs.values()):
+        raise DepthLabError("depth lab runs must map variants to DepthRun, "
+                            f"got {shown(runs)}")
+    return min(result.layers for result in runs.values())
 
 
 def _variants(variants: object) -> tuple[str, ...]:
@@ -521,14 +549,16 @@ def _variants(variants: object) -> tuple[str, ...]:
             or not variants:
         raise DepthLabError("depth lab variants must be a non-empty tuple "
                             f"of {VARIANTS}, got {variants!r}")
-    return tuple(check_choice(v, "variant", VARIANTS) for v in variants)
+    return tuple(choice(v, "depth lab variant", VARIANTS, DepthLabError)
+                 for v in variants)
 
 
 def _depths(depths: object) -> list[int]:
     if isinstance(depths, (str, bytes)) or not isinstance(depths, Iterable):
         raise DepthLabError("depth lab depths must be a sequence of "
                             f"integers, got {depths!r}")
-    picked = [check_integer(depth, "depth", 1, MAX_LAYERS) for depth in depths]
+    picked = [integer(depth, "depth lab depth", 1, MAX_LAYERS, DepthLabError)
+              for depth in depths]
     if not picked:
         raise DepthLabError("depth lab depths must name at least one depth")
     return picked
@@ -539,4 +569,5 @@ def _table_layers(layers: object, depth: int) -> list[int]:
     if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
         raise DepthLabError("depth lab table layers must be a sequence of "
                             f"integers, got {layers!r}")
-    return [check_integer(layer, "table layer", 1, depth) for layer in layers]
+    return [integer(layer, "depth lab table layer", 1, depth, DepthLabError)
+            for layer in layers]

@@ -85,8 +85,8 @@ def _random_block(seed: int, gains: bool = False) -> DecoderBlock:   # with gain
     return DecoderBlock(norms[0], block.attention, norms[1], block.feed_forward) if gains else block
 
 def _block_cases(first: tuple) -> list[tuple]:
-    return [first, (_random_block(3), depth_lab.lab_data(8, batch=2, tokens=4, seed=3)[0]),
-            (_random_block(4, gains=True), 2.5 * depth_lab.lab_data(8, batch=1, tokens=4, seed=4)[0])]
+    return [first, (_random_block(3), depth_lab.lab_data(width=8, batch=2, tokens=4, seed=3)[0]),
+            (_random_block(4, gains=True), 2.5 * depth_lab.lab_data(width=8, batch=1, tokens=4, seed=4)[0])]
 
 def _wired(wiring):   # a function of (block, x) as arrays, from a stage wiring of depth_lab
     return lambda block, x: wiring(depth_lab.parts_of(block), Tensor(x)).value

@@ -23,34 +23,54 @@ has variance ``s² = k² / 3``, and with ``a, b ~ N(0, s²)``:
 * ReLU ``ReLU(a) W_down``: ``γ_f = γ_J = s⁴ / 2``, because
   ``ReLU(a) = a ReLU'(a)``.
 
-The expectations are Gauss–Hermite sums over ``a ~ N(0, s²)``.
+The expectations are Gauss–Hermite sums over ``a ~ N(0, s²)``; SiLU and its
+slope are the tape's own (``tensor.silu`` and its VJP).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from .depth_lab import FFNS, DepthRun, check_choice, check_scale
+from ..book.settings import choice, number
+from ..checks import finite_number
+from ..errors import DepthLabError
+from ..tensor import Tensor, silu
+from .depth_lab import FFNS, MAX_WEIGHT_SCALE, DepthRun
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(80)   # N(0, 1)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+MAX_SPREAD = MAX_WEIGHT_SCALE    # s of the lab's pre-activations is k / sqrt(3)
 
 
-def expectation(function, s: float) -> float:
-    """``E[function(a)]`` for ``a ~ N(0, s²)``."""
-    return float(np.sum(_WEIGHTS * function(s * _NODES)))
+def expectation(function: Callable[[np.ndarray], np.ndarray], s: float) -> float:
+    """``E[function(a)]`` for ``a ~ N(0, s²)``: ``function`` maps the nodes
+    ``[80]`` to finite values ``[80]``."""
+    if not callable(function):
+        raise DepthLabError(f"expectation function must be callable, got {type(function).__name__}")
+    s = number(s, "expectation s", 0, MAX_SPREAD, DepthLabError)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        try:
+            values = np.asarray(function(s * _NODES), dtype=float)
+            total = float(np.sum(_WEIGHTS * values))
+        except (FloatingPointError, TypeError, ValueError) as error:
+            raise DepthLabError(f"expectation of {getattr(function, '__name__', function)!r} "
+                                f"at s {s:g}: {type(error).__name__}: {error}") from error
+    if values.shape != _NODES.shape or not math.isfinite(total):
+        raise DepthLabError(f"expectation function must give {len(_NODES)} finite values, "
+                            f"got shape {list(values.shape)} summing to {total}")
+    return total
 
 
-def silu(a: np.ndarray) -> np.ndarray:
-    return a * 0.5 * (1.0 + np.tanh(0.5 * a))
-
-
-def silu_slope(a: np.ndarray) -> np.ndarray:
-    sigmoid = 0.5 * (1.0 + np.tanh(0.5 * a))
-    return sigmoid * (1.0 + a * (1.0 - sigmoid))
+def silu_and_slope(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``SiLU(a)`` and ``SiLU'(a)``, both from the tape: its forward and its VJP."""
+    x = Tensor(a, requires_grad=True)
+    y = silu(x)
+    y.backward()
+    return y.value, x.grad
 
 
 @dataclass(frozen=True)
@@ -62,6 +82,12 @@ class BranchGains:
     forward: float     # γ_f
     backward: float    # γ_J
 
+    def __post_init__(self) -> None:
+        choice(self.ffn, "branch gains ffn", FFNS, DepthLabError)
+        number(self.weight_scale, "branch gains weight_scale", 0, MAX_WEIGHT_SCALE, DepthLabError)
+        for name in ("forward", "backward"):          # a gain is a mean square: >= 0
+            finite_number(getattr(self, name), f"branch gains {name}", DepthLabError, zero_allowed=True)
+
     @property
     def post(self) -> float:
         """The predicted gradient gain of one Post sublayer."""
@@ -70,21 +96,29 @@ class BranchGains:
     def pre(self, stream_rms: float) -> float:
         """The predicted gradient gain of one Pre sublayer over a stream of
         this RMS."""
-        return math.sqrt(1.0 + self.backward / stream_rms ** 2)
+        rms = number(stream_rms, "Pre gain stream_rms", 0, math.inf, DepthLabError)
+        try:
+            square = rms ** 2
+        except OverflowError:                  # a stream past 1e154: the branch adds nothing
+            square = math.inf
+        gain = 1.0 + self.backward / square if square > 0 else math.inf
+        if not math.isfinite(gain):
+            raise DepthLabError(f"Pre gain over a stream of RMS {stream_rms:g} overflows")
+        return math.sqrt(gain)
 
 
 def ffn_gains(ffn: str = "swiglu", weight_scale: float = 1.0) -> BranchGains:
     """``γ_f`` and ``γ_J`` of the lab's feed-forward branch from the moments
     of its activation (module docstring)."""
-    check_choice(ffn, "ffn", FFNS)
-    k = check_scale(weight_scale)
+    choice(ffn, "depth lab ffn", FFNS, DepthLabError)
+    k = number(weight_scale, "depth lab weight_scale", 0, MAX_WEIGHT_SCALE, DepthLabError)
     s2 = k * k / 3.0
     s = math.sqrt(s2)
     if ffn == "relu":
         forward = backward = s2 * s2 / 2.0
     else:
-        value = expectation(lambda a: silu(a) ** 2, s)
-        slope = expectation(lambda a: silu_slope(a) ** 2, s)
+        value = expectation(lambda a: silu_and_slope(a)[0] ** 2, s)
+        slope = expectation(lambda a: silu_and_slope(a)[1] ** 2, s)
         forward = s2 * s2 * value
         backward = s2 * s2 * (value + s2 * slope)
     return BranchGains(ffn, k, forward, backward)
@@ -94,14 +128,39 @@ def measured_gain(run: DepthRun) -> float:
     """The lab's gradient gain per block: the geometric mean of
     ``||dL/dx_l|| / ||dL/dx_{l+1}||`` over the blocks between the first and
     the last (the input is not the output of a norm, the top block feeds the
-    final norm)."""
-    g = run.stream_gradients
-    ratios = g[1:-2] / g[2:-1]
-    return float(np.exp(np.mean(np.log(ratios))))
+    final norm); it needs three blocks or more and no zero gradient."""
+    g = _stream_gradients(run)
+    with np.errstate(over="raise"):
+        try:
+            return float(np.exp(np.mean(np.log(g[1:-2] / g[2:-1]))))
+        except FloatingPointError as error:
+            raise DepthLabError(f"measured gain of stream gradients {g[1]:.3g} … {g[-2]:.3g} "
+                                f"overflows ({error})") from error
 
 
 def predicted_pre_ratio(run: DepthRun, gains: BranchGains) -> float:
     """``||dL/dx_0|| / ||dL/dx_L||`` of a Pre stack of single sublayers
     (``branches="ffn"``) predicted from ``gains`` and the RMS of the stream
     that the lab measured entering each block."""
-    return float(np.prod([gains.pre(rms) for rms in run.stream_rms[:-1]]))
+    if not isinstance(run, DepthRun) or not isinstance(gains, BranchGains):
+        raise DepthLabError("predicted ratio needs a DepthRun and BranchGains, "
+                            f"got {type(run).__name__} and {type(gains).__name__}")
+    with np.errstate(over="raise"):
+        try:
+            return float(np.prod([gains.pre(rms) for rms in run.stream_rms[:-1]]))
+        except FloatingPointError as error:
+            raise DepthLabError(f"predicted ratio over {run.layers} blocks overflows") from error
+
+
+def _stream_gradients(run: object) -> np.ndarray:
+    if not isinstance(run, DepthRun):
+        raise DepthLabError(f"measured gain needs a DepthRun, got {type(run).__name__}")
+    g = run.stream_gradients
+    if run.layers < 3:
+        raise DepthLabError(f"measured gain needs a stack of 3 blocks or more, got {run.layers}")
+    inner = g[1:-1]                                  # the blocks between the first and the last
+    if not np.all(np.isfinite(inner) & (inner > 0)):
+        zero = int(np.flatnonzero(~(np.isfinite(inner) & (inner > 0)))[0]) + 1
+        raise DepthLabError(f"measured gain needs nonzero finite stream gradients, got {inner[zero - 1]} "
+                            f"at layer {zero}")
+    return g

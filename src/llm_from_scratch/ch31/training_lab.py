@@ -12,8 +12,11 @@ batches from ``seed + 2`` and a probe batch from ``seed + 3``.
 
 The model: token embeddings ``[V, d]`` (uniform, RMS 1), ``L`` blocks of the
 depth lab (``depth_lab.build_stack``) in one of its wirings, a final RMSNorm
-and a head ``[d, V]``; ``Adam`` trains all of it. Bad settings get a
-``DepthLabError`` naming the argument, the value and the allowed range.
+and a head ``[d, V]``; ``Adam`` trains all of it. A run's settings are one
+``Settings``, checked where it is made: a bad one gets a ``DepthLabError``
+naming the setting, the value and the allowed range, and so does a run too
+large for memory (weights, Adam's moments and activations), before anything
+is built.
 
 Only early readings are reproducible. Two runs that differ only in the order
 of a float sum (another BLAS kernel, or the rows of a batch permuted) agree
@@ -26,68 +29,124 @@ and by coarse verdicts, and trains 120 steps by default.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from ..block import DecoderBlock
+from ..book.settings import Check, changed, flag, integer, number
 from ..book.training import TrainingRun, train
-from ..errors import DepthLabError
+from ..checks import shown
+from ..errors import DepthLabError, chained
 from ..optim import Adam
 from ..parameter import Parameter, ParameterList
 from ..rmsnorm import RmsNorm
 from ..rng import GAMMA, MASK, SplitMix64, uniform_weight
 from ..tensor import Tensor
 from . import depth_lab
-from .depth_lab import check_choice, check_integer
+from .depth_lab import TEXT
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
-STEPS = 120                   # the default length of a run
 MAX_LEARNING_RATE = 1.0
-DEFAULTS = {"width": 16, "heads": 2, "batch": 16, "tokens": 8,
-            "vocabulary": 16, "period": 3, "seed": 31}
+MAX_VALUES = depth_lab.MAX_VALUES
+STEPS = 120                   # the default length of a run
+LAB = "training lab"
 
 Batches = Callable[[int], tuple[np.ndarray, np.ndarray]]
 
 
+@dataclass(frozen=True)
+class Settings:
+    """One training run: the model, the optimiser and the task."""
+
+    LAB: ClassVar[str] = LAB
+    ERROR: ClassVar[type] = DepthLabError
+
+    variant: str = "pre"            # one of depth_lab.VARIANTS
+    layers: int = 4
+    lr: float = 0.01
+    warmup: int = 0                 # steps of linear warm-up
+    steps: int = STEPS
+    switch: tuple[int, float] | None = None   # (after update n, the new lr)
+    width: int = 16
+    heads: int = 2
+    batch: int = 16
+    tokens: int = 8
+    vocabulary: int = 16
+    period: int = 3
+    seed: int = 31
+
+    def __post_init__(self) -> None:
+        check = Check(self)
+        check.choice("variant", depth_lab.VARIANTS)
+        check.integer("layers", 1, MAX_TRAIN_LAYERS)
+        check.number("lr", 0, MAX_LEARNING_RATE)
+        check.integer("warmup", 0, MAX_WARMUP)
+        check.integer("steps", 1, MAX_STEPS)
+        if self.switch is not None:
+            if not isinstance(self.switch, (tuple, list)) or len(self.switch) != 2:
+                raise DepthLabError(f"{LAB} switch must be None or a pair (update, lr), got {shown(self.switch)}")
+            object.__setattr__(self, "switch", (
+                integer(self.switch[0], f"{LAB} switch update", 1, self.steps - 1, DepthLabError),
+                number(self.switch[1], f"{LAB} switch lr", 0, MAX_LEARNING_RATE, DepthLabError)))
+        check.integer("width", 1, depth_lab.MAX_WIDTH)
+        check.integer("heads", 1, depth_lab.MAX_HEADS)
+        check.integer("batch", 1, depth_lab.MAX_BATCH)
+        check.integer("tokens", 1, depth_lab.MAX_TOKENS)
+        check.integer("vocabulary", 2, depth_lab.MAX_VOCABULARY)
+        check.integer("period", 1, self.tokens)
+        check.integer("seed", 0, depth_lab.SEEDS - 1)
+        with chained(DepthLabError, f"{LAB} blocks"):
+            stack = self.stack          # the heads against the width, checked there
+        weights = stack.weights + self.vocabulary * self.width   # and embeddings [V, d]
+        one_hot = self.batch * self.tokens * self.vocabulary      # [B, T, V]
+        check.size(8 * weights + 2 * stack.activations + 2 * one_hot, MAX_VALUES,
+                   "weights, gradients, Adam's moments and its new values; the activations of a "
+                   "training step and of a probe")
+
+    @property
+    def stack(self) -> depth_lab.Settings:
+        """The depth lab's settings of the blocks (and of a head ``[d, V]``)."""
+        return depth_lab.Settings(layers=self.layers, width=self.width, variant=self.variant,
+                                  heads=self.heads, batch=self.batch, tokens=self.tokens,
+                                  vocabulary=self.vocabulary, seed=self.seed)
+
+
 # -- the task -------------------------------------------------------------------
 
-def copy_task(*, batch: int = 16, tokens: int = 8, vocabulary: int = 16,
-              period: int = 3, seed: int = 31) -> Batches:
+def copy_task(settings: Settings | None = None, *, stream: int = 0, **changes: object) -> Batches:
     """``batches(step) -> (inputs [B, T], targets [B, T])``: sequences of
     ``T + 1`` tokens that repeat their first ``period`` tokens; the targets
     are the inputs shifted by one. Batch ``s`` is draws ``s·n … (s+1)·n - 1``
-    of ``SplitMix64(seed)`` (``n = batch · period``), so any step can be asked
-    for in any order."""
-    batch = check_integer(batch, "batch", 1, depth_lab.MAX_BATCH)
-    tokens = check_integer(tokens, "tokens", 1, depth_lab.MAX_TOKENS)
-    vocabulary = check_integer(vocabulary, "vocabulary", 2,
-                               depth_lab.MAX_VOCABULARY)
-    period = check_integer(period, "period", 1, tokens)
-    seed = check_integer(seed, "seed", 0, depth_lab.SEEDS - 1)
-    draws = batch * period
+    of ``SplitMix64(seed + stream)`` (``n = batch · period``), so any step can
+    be asked for in any order; training reads stream 2, the probe stream 3."""
+    s = changed(Settings, settings, changes)
+    stream = integer(stream, f"{LAB} stream", 0, depth_lab.SEEDS - 1, DepthLabError)
+    seed, draws = (s.seed + stream) % depth_lab.SEEDS, s.batch * s.period
 
     def batches(step: int) -> tuple[np.ndarray, np.ndarray]:
-        step = check_integer(step, "step", 0, 2 ** 40)
+        step = integer(step, f"{LAB} step", 0, 2 ** 40, DepthLabError)
         rng = SplitMix64((seed + step * draws * GAMMA) & MASK)
-        first = np.floor(rng.next_f64(draws) * vocabulary).astype(np.int64)
-        repeats = -(-(tokens + 1) // period)                # ceil
-        sequence = np.tile(first.reshape(batch, period), repeats)
-        return sequence[:, :tokens], sequence[:, 1:tokens + 1]
+        first = np.floor(rng.next_f64(draws) * s.vocabulary).astype(np.int64)
+        repeats = -(-(s.tokens + 1) // s.period)                # ceil
+        sequence = np.tile(first.reshape(s.batch, s.period), repeats)
+        return sequence[:, :s.tokens], sequence[:, 1:s.tokens + 1]
 
     return batches
 
 
-def context_free_loss(vocabulary: int = 16) -> float:
+def context_free_loss(settings: Settings | None = None, **changes: object) -> float:
     """``ln V``: the best a model that ignores the context can do."""
-    return math.log(vocabulary)
+    return math.log(changed(Settings, settings, changes).vocabulary)
 
 
-def best_loss(vocabulary: int = 16, period: int = 3, tokens: int = 8) -> float:
+def best_loss(settings: Settings | None = None, **changes: object) -> float:
     """``(period - 1) / T · ln V``: only the first ``period - 1`` targets of a
     sequence are unpredictable."""
-    return (period - 1) / tokens * math.log(vocabulary)
+    s = changed(Settings, settings, changes)
+    return (s.period - 1) / s.tokens * math.log(s.vocabulary)
 
 
 # -- the model ------------------------------------------------------------------
@@ -110,6 +169,7 @@ class StackModel:
 
     def top(self, tokens: np.ndarray) -> Tensor:
         """``tokens [B, T]`` -> the normalised top of the stack ``[B, T, d]``."""
+        tokens = self._tokens(tokens)
         one_hot = np.eye(self.embedding.shape[0])[tokens]    # [B, T, V]
         x = Tensor(one_hot) @ self.embedding                  # [B, T, d]
         wire = depth_lab.STEPS[self.variant]
@@ -121,28 +181,36 @@ class StackModel:
         """``tokens [B, T]`` -> logits ``[B, T, V]``."""
         return self.top(tokens) @ self.head
 
+    def _tokens(self, tokens: object) -> np.ndarray:
+        """Token ids ``[B, T]`` in ``[0, V)``, at most as many as the blocks' positions."""
+        tokens = np.asarray(tokens) if isinstance(tokens, (np.ndarray, list, tuple)) else tokens
+        vocabulary = self.embedding.shape[0]
+        positions = self.blocks[0].attention.max_positions
+        if not isinstance(tokens, np.ndarray) or tokens.dtype.kind not in "iu" or tokens.ndim != 2 \
+                or not 1 <= tokens.shape[1] <= positions:
+            got = f"dtype {tokens.dtype} {list(tokens.shape)}" if isinstance(tokens, np.ndarray) else repr(tokens)
+            raise DepthLabError(f"{LAB} tokens must be integer ids [B, T] with 1 <= T <= {positions}, got {got:.60}")
+        outside = tokens[(tokens < 0) | (tokens >= vocabulary)]
+        if outside.size:
+            raise DepthLabError(f"{LAB} tokens must be ids in [0, {vocabulary}), got {int(outside[0])}")
+        return tokens
 
-def new_model(variant: str = "pre", layers: int = 4, *, width: int = 16,
-              heads: int = 2, vocabulary: int = 16, tokens: int = 8,
-              seed: int = 31) -> StackModel:
+
+def new_model(settings: Settings | None = None, **changes: object) -> StackModel:
     """The blocks from ``SplitMix64(seed)`` as in the lab; embeddings and head
     from ``SplitMix64(seed + 1)``. Pre and Post of one seed share every
     weight."""
-    check_choice(variant, "variant", depth_lab.VARIANTS)
-    layers = check_integer(layers, "layers", 1, MAX_TRAIN_LAYERS)
-    vocabulary = check_integer(vocabulary, "vocabulary", 2,
-                               depth_lab.MAX_VOCABULARY)
-    blocks = depth_lab.build_stack(layers, width, heads=heads,
-                                   tokens=tokens, seed=seed)
-    rng = SplitMix64((seed + 1) % depth_lab.SEEDS)
-    embedding = np.sqrt(3.0) * (2.0 * rng.next_f64(vocabulary * width)
-                                - 1.0).reshape(vocabulary, width)
-    return StackModel(variant=variant,
+    s = changed(Settings, settings, changes)
+    blocks = depth_lab.build_stack(s.stack)
+    rng = SplitMix64((s.seed + 1) % depth_lab.SEEDS)
+    embedding = np.sqrt(3.0) * (2.0 * rng.next_f64(s.vocabulary * s.width)
+                                - 1.0).reshape(s.vocabulary, s.width)
+    return StackModel(variant=s.variant,
                       embedding=Parameter("embedding", embedding),
                       blocks=blocks,
-                      final_norm=RmsNorm.new("final_norm.gain", width),
+                      final_norm=RmsNorm.new("final_norm.gain", s.width),
                       head=Parameter("head", uniform_weight(
-                          rng, width, vocabulary)))
+                          rng, s.width, s.vocabulary)))
 
 
 # -- training -------------------------------------------------------------------
@@ -170,53 +238,41 @@ class Training:
     """One run: its settings and the loss before every update; with
     ``probe=True`` also the readings of the top after every update."""
 
-    variant: str
-    layers: int
-    lr: float
-    warmup: int
+    settings: Settings
     run: TrainingRun
-    seed: int = DEFAULTS["seed"]
     top: TopReadings | None = None
-    switch: tuple[int, float] | None = None   # (after update n, the new lr)
 
     @property
     def losses(self) -> np.ndarray:
         return self.run.losses
 
 
-def train_stack(variant: str = "pre", layers: int = 4, lr: float = 0.01,
-                warmup: int = 0, steps: int = STEPS, *, probe: bool = False,
-                switch: tuple[int, float] | None = None,
-                **task: int) -> Training:
-    """Adam on the copy task; ``task`` overrides ``DEFAULTS`` (width, heads,
-    batch, tokens, vocabulary, period, seed). Overflow or a gradient that is
-    not finite stops the run at that step (``run.diverged_at``). With
-    ``probe`` the top of the stack is read on a fixed probe batch after every
-    update (``Training.top``); the updates are the same either way. With
+def train_stack(settings: Settings | None = None, *, probe: bool = False,
+                **changes: object) -> Training:
+    """Adam on the copy task: ``settings`` (default ``Settings()``) with
+    ``changes`` made, e.g. ``train_stack(variant="post", lr=0.03)``.
+    Overflow stops the run at that step (``run.diverged_at``, ``run.message``).
+    With ``probe`` the top of the stack is read on a fixed probe batch after
+    every update (``Training.top``); the updates are the same either way. With
     ``switch=(n, lr2)`` the learning rate is ``lr2`` after the ``n``-th
     update (``0 < n < steps``)."""
-    if not isinstance(probe, (bool, np.bool_)):
-        raise DepthLabError(f"training probe must be True or False, "
-                            f"got {probe!r}")
-    settings = _task(task)
-    model, batches, optimizer, steps, switch = _setup(
-        variant, layers, lr, warmup, steps, switch, settings)
-    first = optimizer.lr
+    probe = flag(probe, f"{LAB} probe", DepthLabError)
+    s = changed(Settings, settings, changes)
+    model = new_model(s)
+    batches = copy_task(s, stream=2)
+    optimizer = Adam(model.parameters(), lr=s.lr, warmup=s.warmup)
 
     def switched(n: int) -> None:
-        if switch is not None and n == switch[0]:
-            optimizer.lr = switch[1]
+        if s.switch is not None and n == s.switch[0]:
+            optimizer.lr = s.switch[1]
 
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         if probe:
-            result, top = _probed(model, batches, optimizer, steps,
-                                  copy_task(**_task_settings(settings, 3))(0)[0],
-                                  switched)
+            result, top = _probed(model, batches, optimizer, s.steps,
+                                  copy_task(s, stream=3)(0)[0], switched)
         else:
-            result, top = train(model, batches, optimizer, steps, switched), None
-    return Training(variant=variant, layers=int(layers), lr=first,
-                    warmup=optimizer.warmup, run=result,
-                    seed=settings["seed"], top=top, switch=switch)
+            result, top = train(model, batches, optimizer, s.steps, switched), None
+    return Training(settings=s, run=result, top=top)
 
 
 def _probed(model: StackModel, batches: Batches, optimizer: Adam,
@@ -246,38 +302,25 @@ def _probed(model: StackModel, batches: Batches, optimizer: Adam,
         then(n)
 
     run = train(model, batches, optimizer, steps, after)
-    return run, _readings(start, moves, sizes, varying)
+    return run, TopReadings(*start, np.array(moves), np.array(sizes), np.array(varying))
 
 
-def _readings(start: tuple[float, float], moves: list[float],
-              sizes: list[float], varying: list[float]) -> TopReadings:
-    return TopReadings(*start, np.array(moves), np.array(sizes),
-                       np.array(varying))
-
-
-def top_movement(variant: str = "pre", layers: int = 4, lr: float = 0.03,
-                 warmup: int = 0, steps: int = 40, **task: int
-                 ) -> np.ndarray:
+def top_movement(settings: Settings | None = None, **changes: object) -> np.ndarray:
     """``[steps]``: how far one Adam step moves the normalised top of the
     stack, ``RMS(top_after - top_before)`` on a fixed probe batch (the top
     starts with RMS about 1; ``Training.top.relative_moves`` divides by the
     RMS before each step)."""
-    with depth_lab.numerics(f"top movement ({variant}, lr {lr!r})"):
-        training = train_stack(variant, layers, lr, warmup, steps,
-                               probe=True, **task)
-    return training.top.moves
+    return train_stack(settings, probe=True, **changes).top.moves
 
 
-def first_step(lr: float = 0.03, **task: int) -> dict[str, float]:
+def first_step(settings: Settings | None = None, **changes: object) -> dict[str, float]:
     """The first Adam update of a fresh model: the largest and the smallest
-    ``|Δθ|`` over all weights, and the RMS of the block matrices."""
-    settings = _task(task)
-    lr = check_learning_rate(lr)
-    model = new_model("pre", 1, **_model_settings(settings))
-    matrices = [p for p in model.blocks[0].parameters() if p.ndim == 2]
+    ``|Δθ|`` over the blocks' weight matrices, and their RMS before it."""
+    s = changed(Settings, settings, changes)
+    model = new_model(s)
+    matrices = [p for block in model.blocks for p in block.parameters() if p.ndim == 2]
     before = [p.value for p in matrices]
-    train(model, copy_task(**_task_settings(settings, 2)),
-          Adam(model.parameters(), lr=lr), 1)
+    train(model, copy_task(s, stream=2), Adam(model.parameters(), lr=s.lr), 1)
     moves = np.concatenate([np.abs(p.value - b).ravel()
                             for p, b in zip(matrices, before, strict=True)])
     weights = np.concatenate([b.ravel() for b in before])
@@ -287,10 +330,10 @@ def first_step(lr: float = 0.03, **task: int) -> dict[str, float]:
 
 # -- reading a run --------------------------------------------------------------
 
-def smoothed(losses: np.ndarray, window: int = 20) -> np.ndarray:
+def smoothed(losses: Sequence[float], window: int = 20) -> np.ndarray:
     """Running mean over ``window`` steps (shorter at the start)."""
-    losses = np.asarray(losses, dtype=float)
-    window = check_integer(window, "window", 1, MAX_STEPS)
+    losses = _losses(losses)
+    window = integer(window, f"{LAB} window", 1, MAX_STEPS, DepthLabError)
     sums = np.cumsum(np.concatenate([[0.0], losses]))
     ends = np.arange(1, len(losses) + 1)
     starts = np.maximum(0, ends - window)
@@ -299,7 +342,9 @@ def smoothed(losses: np.ndarray, window: int = 20) -> np.ndarray:
 
 def final_loss(training: Training, last: int = 30) -> float:
     """The mean loss of the last ``last`` steps."""
-    return float(np.mean(training.losses[-last:]))
+    losses = _losses(_training(training).losses)
+    last = integer(last, f"{LAB} last", 1, MAX_STEPS, DepthLabError)
+    return float(np.mean(losses[-last:]))
 
 
 def first_below(training: Training, level: float = 2.0,
@@ -307,142 +352,104 @@ def first_below(training: Training, level: float = 2.0,
     """The first step at which the running mean of the loss is below
     ``level``, or ``None``. Early in a run the trajectories of two BLAS
     kernels still agree, so this is the number to print, not a late loss."""
-    below = np.flatnonzero(smoothed(training.losses, window) < level)
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
+    below = np.flatnonzero(smoothed(_training(training).losses, window) < level)
     return int(below[0]) if below.size else None
 
 
-def verdict(training: Training, vocabulary: int = 16,
-            level: float = 2.0) -> str:
-    """A coarse reading of a run:
+def verdict(training: Training, level: float = 2.0) -> str:
+    """A coarse reading of a run (its words: ``TEXT["verdict.*"]``):
 
-    * ``расходится на шаге ~N`` — the loss or a gradient stopped being finite
+    * ``diverges`` at step ~N — the loss or a value stopped being finite
       (N rounded to tens);
-    * ``не учится`` — the running mean never got below ``ln V - 0.5``;
-    * ``почти не учится`` — it did, but never below ``level``;
-    * ``учится`` — it got below ``level`` and its last 30 steps stayed below
+    * ``stalls`` — the running mean never got below ``ln V - 0.5``;
+    * ``barely`` — it did, but never below ``level``;
+    * ``learns`` — it got below ``level`` and its last 30 steps stayed below
       it on average;
-    * ``учится, потом срывается`` — it got below ``level``, but its last 30
-      steps are above it on average.
+    * ``breaks`` — it got below ``level``, but its last 30 steps are above it
+      on average.
     """
+    training = _training(training)
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
     if training.run.diverged:
-        return f"расходится на шаге ~{round(training.run.diverged_at, -1)}"
+        return TEXT["verdict.diverges"].format(step=round(training.run.diverged_at, -1))
     lowest = float(smoothed(training.losses).min())
     if lowest >= level:
-        near = lowest > context_free_loss(vocabulary) - 0.5
-        return "не учится" if near else "почти не учится"
-    return ("учится" if final_loss(training) < level
-            else "учится, потом срывается")
+        near = lowest > context_free_loss(training.settings) - 0.5
+        return TEXT["verdict.stalls"] if near else TEXT["verdict.barely"]
+    return TEXT["verdict.learns"] if final_loss(training) < level else TEXT["verdict.breaks"]
 
 
-def training_table(runs: list[Training], vocabulary: int = 16,
-                   level: float = 2.0) -> tuple[list[str], list[list[str]]]:
+def _about(step: int | None) -> str:
+    return TEXT["training.never"] if step is None else TEXT["training.about"].format(step=round(step, -1))
+
+
+def training_table(runs: Sequence[Training], level: float = 2.0) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: one row per run, with coarse
     readings only (a verdict, a step rounded to tens)."""
-    header = ["схема", "L", "η", "разогрев", "итог",
-              f"потери < {level:g} с шага"]
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
+    if isinstance(runs, (str, bytes)) or not isinstance(runs, Sequence) or not runs:
+        raise DepthLabError(f"{LAB} runs must be a non-empty list of Training, got {shown(runs)}")
+    header = [TEXT[f"training.{key}"] for key in ("wiring", "layers", "lr", "warmup", "result")]
+    header.append(TEXT["training.first_below"].format(level=level))
     rows = []
     for t in runs:
-        step = first_below(t, level)
-        rows.append([depth_lab.label(t.variant), str(t.layers), f"{t.lr:g}",
-                     f"{t.warmup} шагов" if t.warmup else "нет",
-                     verdict(t, vocabulary, level),
-                     "—" if step is None else f"~{round(step, -1)}"])
+        s, step = _training(t).settings, first_below(t, level)
+        warmup = TEXT["training.warmup_steps"].format(warmup=s.warmup) if s.warmup else TEXT["training.no_warmup"]
+        rows.append([depth_lab.label(s.variant), str(s.layers), f"{s.lr:g}", warmup,
+                     verdict(t, level), _about(step)])
     return header, rows
 
 
-def seeds_table(runs: dict[str, list[Training]], vocabulary: int = 16,
-                level: float = 2.0) -> tuple[list[str], list[list[str]]]:
+def seeds_table(runs: Mapping[str, Sequence[Training]], level: float = 2.0
+                ) -> tuple[list[str], list[list[str]]]:
     """Header and rows for ``markdown_table``: per setting (``runs`` maps a
     title to its runs on several seeds), how many runs got each verdict and
     the range of the first step below ``level``, rounded to tens."""
-    header = ["запуск", "зёрна", "итог", f"потери < {level:g} с шага"]
+    level = number(level, f"{LAB} level", 0, math.inf, DepthLabError)
+    if not isinstance(runs, Mapping) or not runs or not all(
+            isinstance(group, Sequence) and group for group in runs.values()):
+        raise DepthLabError(f"{LAB} runs must map titles to non-empty lists of Training, got {shown(runs)}")
+    header = [TEXT["training.run"], TEXT["training.seeds"], TEXT["training.result"],
+              TEXT["training.first_below"].format(level=level)]
     rows = []
     for title, group in runs.items():
-        verdicts = [verdict(t, vocabulary, level) for t in group]
+        verdicts = [verdict(t, level) for t in group]
         counts = {v: verdicts.count(v) for v in dict.fromkeys(verdicts)}
-        summary = (f"{verdicts[0]}: {len(group)} из {len(group)}"
+        summary = (TEXT["training.all"].format(verdict=verdicts[0], count=len(group))
                    if len(counts) == 1 else
-                   ", ".join(f"{v}: {n}" for v, n in counts.items()))
-        reached = sorted(round(s, -1) for s in
-                         (first_below(t, level) for t in group)
-                         if s is not None)
-        span = ("—" if not reached else f"~{reached[0]}"
-                if reached[0] == reached[-1]
-                else f"~{reached[0]}–{reached[-1]}")
-        rows.append([title, ", ".join(str(t.seed) for t in group),
-                     summary, span])
+                   ", ".join(TEXT["training.count"].format(verdict=v, count=n) for v, n in counts.items()))
+        reached = sorted(round(s, -1) for s in (first_below(t, level) for t in group) if s is not None)
+        span = (_about(None) if not reached else _about(reached[0]) if reached[0] == reached[-1]
+                else TEXT["training.span"].format(first=reached[0], last=reached[-1]))
+        rows.append([title, ", ".join(str(t.settings.seed) for t in group), summary, span])
     return header, rows
 
 
-def schedule(lr: float = 0.03, warmup: int = 0, steps: int = STEPS
-             ) -> np.ndarray:
+def schedule(settings: Settings | None = None, **changes: object) -> np.ndarray:
     """``[steps]``: the learning rate ``Adam`` uses at steps 1 … steps."""
-    optimizer = Adam([], lr=check_learning_rate(lr),
-                     warmup=check_integer(warmup, "warmup", 0, MAX_WARMUP))
-    steps = check_integer(steps, "steps", 1, MAX_STEPS)
-    return np.array([optimizer.rate(t) for t in range(1, steps + 1)])
+    s = changed(Settings, settings, changes)
+    optimizer = Adam([], lr=s.lr, warmup=s.warmup)
+    return np.array([optimizer.rate(t) for t in range(1, s.steps + 1)])
 
 
 # -- checks -------------------------------------------------------------------
 
-def check_learning_rate(lr: object, name: str = "lr") -> float:
-    """A finite learning rate in ``(0, MAX_LEARNING_RATE]``."""
+def _training(training: object) -> Training:
+    if not isinstance(training, Training):
+        raise DepthLabError(f"{LAB} run must be a Training, got {type(training).__name__}")
+    return training
+
+
+def _losses(losses: object) -> np.ndarray:
+    """A non-empty ``[steps]`` of finite losses (a run that diverged keeps those before)."""
     try:
-        ok = (not isinstance(lr, (bool, np.bool_)) and isinstance(
-            lr, (int, float, np.integer, np.floating))
-              and math.isfinite(lr) and 0 < lr <= MAX_LEARNING_RATE)
-    except OverflowError:
-        ok = False
-    if not ok:
-        raise DepthLabError(f"training {name} must be a finite number in "
-                            f"(0, {MAX_LEARNING_RATE:g}], got {lr!r}")
-    return float(lr)
-
-
-def check_switch(switch: object, steps: int) -> tuple[int, float] | None:
-    """``None``, or ``(n, lr)`` with an update ``0 < n < steps`` and a
-    learning rate as ``check_learning_rate`` takes it."""
-    if switch is None:
-        return None
-    if not isinstance(switch, (tuple, list)) or len(switch) != 2:
-        raise DepthLabError("training switch must be None or a pair "
-                            f"(update, lr), got {switch!r}")
-    return (check_integer(switch[0], "switch update", 1, steps - 1),
-            check_learning_rate(switch[1], "switch lr"))
-
-
-def _setup(variant: str, layers: int, lr: float, warmup: int, steps: int,
-           switch: object, task: dict[str, int]
-           ) -> tuple[StackModel, Batches, Adam, int, tuple[int, float] | None]:
-    """Every setting checked, then the model, its batches and its optimizer."""
-    settings = _task(task)
-    lr = check_learning_rate(lr)
-    warmup = check_integer(warmup, "warmup", 0, MAX_WARMUP)
-    steps = check_integer(steps, "steps", 1, MAX_STEPS)
-    switch = check_switch(switch, steps)
-    model = new_model(variant, layers, **_model_settings(settings))
-    batches = copy_task(**_task_settings(settings, 2))
-    optimizer = Adam(model.parameters(), lr=lr, warmup=warmup)
-    return model, batches, optimizer, steps, switch
-
-
-def _task(task: dict[str, int]) -> dict[str, int]:
-    unknown = sorted(set(task) - set(DEFAULTS))
-    if unknown:
-        raise DepthLabError(f"training setting {unknown[0]!r} is unknown; "
-                            f"known: {', '.join(DEFAULTS)}")
-    return {**DEFAULTS, **task}
-
-
-def _model_settings(settings: dict[str, int]) -> dict[str, int]:
-    return {key: settings[key]
-            for key in ("width", "heads", "vocabulary", "tokens", "seed")}
-
-
-def _task_settings(settings: dict[str, int], stream: int) -> dict[str, int]:
-    """The task's settings; its data come from ``SplitMix64(seed + stream)``
-    (the blocks use ``seed``, embeddings and head ``seed + 1``)."""
-    picked = {key: settings[key]
-              for key in ("batch", "tokens", "vocabulary", "period")}
-    seed = check_integer(settings["seed"], "seed", 0, depth_lab.SEEDS - 1)
-    return {**picked, "seed": (seed + stream) % depth_lab.SEEDS}
+        values = np.asarray(losses, dtype=float)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise DepthLabError(f"{LAB} losses must be numbers, got {shown(losses)}") from error
+    if values.ndim != 1 or not values.size:
+        raise DepthLabError(f"{LAB} losses must be a non-empty list of numbers, got shape {list(values.shape)}")
+    bad = values.size - np.count_nonzero(np.isfinite(values))
+    if bad:
+        raise DepthLabError(f"{LAB} losses must be finite, got {bad} NaN or infinite of {values.size}")
+    return values
