@@ -52,12 +52,12 @@ from llm_from_scratch import (
     merge_heads,
     split_heads,
 )
+from llm_from_scratch.book.optim import Adam
 from llm_from_scratch.book.training import cross_entropy, fit, train
 from llm_from_scratch.ch30 import learned_heads
 from llm_from_scratch.ch31 import depth_lab, gradient_gain, training_lab
 from llm_from_scratch.checks import MAX_SIZE, checked
 from llm_from_scratch.errors import DepthLabError, LearnedHeadsError, OptimizerError, TrainingError
-from llm_from_scratch.optim import Adam
 from llm_from_scratch.rng import GAMMA, MASK, uniform_weight
 from llm_from_scratch.tensor import add, matmul, scale
 

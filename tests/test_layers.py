@@ -12,7 +12,7 @@ import pytest
 CORE = Path(__file__).parents[1] / "src" / "llm_from_scratch"
 LAYERS = ["errors", "tensor", "parameter", "checks", "rng", "rope",
           "heads", "causal", "attention", "rmsnorm", "swiglu",
-          "block", "gradcheck", "optim"]
+          "block", "gradcheck"]
 
 
 def package_imports(module: str) -> set[str]:

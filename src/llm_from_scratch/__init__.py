@@ -14,7 +14,7 @@ from .errors import (CausalAttentionError, DecoderBlockError,
                      RopeError, SwiGluError, TensorError)
 from .gradcheck import GradcheckReport, gradcheck
 from .heads import merge_heads, split_heads
-from .optim import Adam
+from .book.optim import Adam
 from .parameter import Parameter, ParameterList
 from .rmsnorm import RmsNorm
 from .rng import SplitMix64

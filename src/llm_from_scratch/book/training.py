@@ -23,8 +23,8 @@ import numpy as np
 
 from ..checks import is_int, shown
 from ..errors import LlmFromScratchError, TrainingError
-from ..optim import Adam
 from ..tensor import Tensor
+from .optim import Adam
 
 MAX_STEPS = 100_000        # hours of the book's models; more is a mistake
 

@@ -34,10 +34,10 @@ from typing import ClassVar
 import numpy as np
 
 from ..attention import MultiHeadAttention
+from ..book.optim import Adam
 from ..book.settings import Check, changed, integer
 from ..book.training import TrainingRun, fit
 from ..errors import LearnedHeadsError, chained
-from ..optim import Adam
 from ..rng import SplitMix64
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor

@@ -36,11 +36,11 @@ from typing import ClassVar
 import numpy as np
 
 from ..block import DecoderBlock
+from ..book.optim import Adam
 from ..book.settings import Check, changed, flag, integer, number
 from ..book.training import TrainingRun, train
 from ..checks import shown
 from ..errors import DepthLabError, chained
-from ..optim import Adam
 from ..parameter import Parameter, ParameterList
 from ..rmsnorm import RmsNorm
 from ..rng import GAMMA, MASK, SplitMix64, uniform_weight

@@ -10,9 +10,9 @@ with ``η_t = η min(1, t / warmup)``, or ``η`` when ``warmup = 0``.
 
 import numpy as np
 
-from .checks import check_size, finite_number, is_int, shown
-from .errors import OptimizerError, chained
-from .parameter import ParameterList
+from ..checks import check_size, finite_number, is_int, shown
+from ..errors import OptimizerError, chained
+from ..parameter import ParameterList
 
 
 class Adam:
