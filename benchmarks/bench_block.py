@@ -210,6 +210,15 @@ def torch_blas(torch) -> dict:
             "threads": torch.get_num_threads()}
 
 
+def mkl_code_path() -> str:
+    """How torch's MKL describes the processors it runs its code for here (``MKL_VERBOSE``'s first line)."""
+    probe = "import torch; a = torch.ones(8, 8, dtype=torch.float64); a @ a"
+    result = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, MKL_VERBOSE="1"),
+                            capture_output=True, text=True)
+    line = next((line for line in result.stdout.splitlines() if line.startswith("MKL_VERBOSE oneMKL")), "")
+    return line.split(" for ", 1)[-1].split(",")[0] if line else "unknown (no MKL_VERBOSE output)"
+
+
 def set_torch_threads(threads: int):
     import torch
     torch.set_num_threads(threads)
@@ -291,6 +300,7 @@ def time_calls(side: str, case: str, shape: str, source: str, calls: int, thread
             block.zero_grad()
     else:
         lib = our_package(source)
+        facts["package"] = os.path.dirname(lib.__file__)
 
         def make():
             return our_block(lib, shape)
@@ -343,6 +353,8 @@ def main() -> int:
     parser.add_argument("--cases", default=",".join(CASES), help=f"comma-separated, of {', '.join(CASES)}")
     parser.add_argument("--src", default=SOURCE, help="the directory holding the llm_from_scratch to time")
     parser.add_argument("--compare", metavar="SRC", help="also time the llm_from_scratch in SRC, as side 'other'")
+    parser.add_argument("--sides", default=",".join(SIDES), help=f"comma-separated, of {', '.join(SIDES)} "
+                        "(and 'other' with --compare, which adds it)")
     parser.add_argument("--floors", action="store_true", help="also time the matrix products alone, each side")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable for every worker (repeatable)")
@@ -377,7 +389,7 @@ def main() -> int:
     env.update(item.split("=", 1) for item in arguments.env)
     for name in arguments.unset:
         env.pop(name, None)
-    sides = [*SIDES] + (["other"] * bool(arguments.compare))
+    sides = [side for side in arguments.sides.split(",") if side != "other"] + (["other"] * bool(arguments.compare))
     shapes, cases = arguments.shapes.split(","), arguments.cases.split(",")
     common = ["--src", arguments.src, "--calls", str(arguments.calls), "--threads", str(threads)]
     common += ["--compare", arguments.compare] if arguments.compare else []
@@ -385,10 +397,12 @@ def main() -> int:
     load_before = os.getloadavg()
     host = {"cpu": cpu_model(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "torch": torch.__version__, "threads": threads,
-            "openblas_variables": openblas_variables(env) or "none", "load_start": load_before}
+            "openblas_variables": openblas_variables(env) or "none", "mkl": mkl_code_path(),
+            "load_start": load_before}
     print(f"host: {host['cpu']}, {host['cpus']} CPUs; python {host['python']}, torch {host['torch']}, float64")
     print(f"threads a side: {threads} (OPENBLAS/OMP/MKL_NUM_THREADS, torch.set_num_threads)")
     print(f"OPENBLAS_* in the workers: {host['openblas_variables']}")
+    print(f"torch's MKL (MKL_VERBOSE) runs its code for: {host['mkl']}")
     print(f"ours: {os.path.abspath(arguments.src)}" + (f"; other: {os.path.abspath(arguments.compare)}"
                                                         if arguments.compare else ""))
     print(f"worker environment: {' '.join(arguments.env + ['-' + name for name in arguments.unset]) or 'unchanged'}")
