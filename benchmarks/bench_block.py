@@ -314,7 +314,7 @@ def time_calls(side: str, case: str, shape: str, source: str, calls: int, thread
     if facts["threads"] != threads:
         raise SystemExit(f"{side} runs on {facts['threads']} threads, not the {threads} asked for: {facts}")
     model = make()
-    times, faults = [], []
+    times, cpu_times, faults = [], [], []
     for call in range(calls + 2):  # two warm-up calls
         if case == "fresh":
             model = make()
@@ -323,13 +323,16 @@ def time_calls(side: str, case: str, shape: str, source: str, calls: int, thread
         gc.collect()
         gc.disable()
         before_faults, start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt, time.perf_counter()
+        cpu_start = time.process_time()
         step(model)
-        elapsed, after_faults = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        cpu, elapsed = time.process_time() - cpu_start, time.perf_counter() - start
+        after_faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         gc.enable()
         if call >= 2:
             times.append(elapsed)
+            cpu_times.append(cpu)
             faults.append(after_faults - before_faults)
-    return {"times": times, "faults": faults, "numpy": np.__version__, "load_start": load,
+    return {"times": times, "cpu_times": cpu_times, "faults": faults, "numpy": np.__version__, "load_start": load,
             "load_end": os.getloadavg()[0], **facts}
 
 
@@ -429,10 +432,10 @@ def main() -> int:
     load_after = os.getloadavg()
     host["load_end"] = load_after
 
-    def summary(shape, case, side):
+    def summary(shape, case, side, metric):
         reports = results[(shape, case, side)]
-        return (min(min(r["times"]) for r in reports),
-                statistics.median(statistics.median(r["times"]) for r in reports),
+        return (min(min(r[metric]) for r in reports),
+                statistics.median(statistics.median(r[metric]) for r in reports),
                 statistics.median(f for r in reports for f in r["faults"]))
 
     def facts(reports):
@@ -441,27 +444,32 @@ def main() -> int:
         loads = [r[key] for r in reports for key in ("load_start", "load_end")]
         return " / ".join(blas), f"{min(loads):.2f}-{max(loads):.2f}"
 
+    def table(metric):
+        """One row per shape and case: each side's best / median and faults, the ratios, the load and the BLAS."""
+        for shape, case in runs:
+            order = floors if case == "floor" else sides
+            numbers = {side: summary(shape, case, side, metric) for side in order}
+            line = f"{describe(shape):<36} {case:<9}" + "".join(
+                f" {best * 1e3:7.1f} /{median * 1e3:7.1f} {faults:6.0f}" for best, median, faults in numbers.values())
+            pairs = [tuple(floors)] if case == "floor" else ratios
+            for a, b in pairs:
+                line += f" {numbers[a][0] / numbers[b][0]:5.2f} /{numbers[a][1] / numbers[b][1]:5.2f}"
+            blas = {side: facts(results[(shape, case, side)]) for side in order}
+            loads = [float(x) for load in (b[1] for b in blas.values()) for x in load.split("-")]
+            line += f" {min(loads):5.2f}-{max(loads):<5.2f} " + "; ".join(
+                f"{side}: {b[0]}" for side, b in blas.items())
+            print(line + (f"   ({' / '.join(order)})" if case == "floor" else ""))
+
     ratios = [(a, b) for a, b in (("ours", "torch"), ("ours", "numpy"), ("numpy", "torch"), ("other", "torch"),
                                   ("ours", "other")) if a in sides and b in sides]
-    print(f"\n{arguments.rounds} processes a side and case, {arguments.calls} timed calls each; ms per forward + "
-          "backward: best call / median of the processes' medians; faults: minor page faults per call (median); "
-          "ratios: best / median")
-    print(f"host: {host['cpu']}; {threads} threads a side; OPENBLAS_*: {host['openblas_variables']}")
-    print(f"{'shape':<36} {'case':<9}" + "".join(f" {side + ' ms':>16} {'faults':>6}" for side in sides)
-          + "".join(f" {a + '/' + b:>13}" for a, b in ratios) + f" {'load (1 min)':>12}  BLAS")
-    for shape, case in runs:
-        order = floors if case == "floor" else sides
-        numbers = {side: summary(shape, case, side) for side in order}
-        line = f"{describe(shape):<36} {case:<9}" + "".join(
-            f" {best * 1e3:7.1f} /{median * 1e3:7.1f} {faults:6.0f}" for best, median, faults in numbers.values())
-        pairs = [tuple(floors)] if case == "floor" else ratios
-        for a, b in pairs:
-            line += f" {numbers[a][0] / numbers[b][0]:5.2f} /{numbers[a][1] / numbers[b][1]:5.2f}"
-        blas = {side: facts(results[(shape, case, side)]) for side in order}
-        loads = [float(x) for load in (b[1] for b in blas.values()) for x in load.split("-")]
-        line += f" {min(loads):5.2f}-{max(loads):<5.2f} " + "; ".join(
-            f"{side}: {b[0]}" for side, b in blas.items())
-        print(line + (f"   ({' / '.join(order)})" if case == "floor" else ""))
+    for metric, what in (("times", "wall-clock"), ("cpu_times", "process CPU time (all its threads)")):
+        print(f"\n{arguments.rounds} processes a side and case, {arguments.calls} timed calls each; {what}, ms per "
+              "forward + backward: best call / median of the processes' medians; faults: minor page faults per "
+              "call (median); ratios: best / median")
+        print(f"host: {host['cpu']}; {threads} threads a side; OPENBLAS_*: {host['openblas_variables']}")
+        print(f"{'shape':<36} {'case':<9}" + "".join(f" {side + ' ms':>16} {'faults':>6}" for side in sides)
+              + "".join(f" {a + '/' + b:>13}" for a, b in ratios) + f" {'load (1 min)':>12}  BLAS")
+        table(metric)
     print(f"load average at the end: {load_after[0]:.2f} {load_after[1]:.2f} {load_after[2]:.2f}")
     if arguments.json:
         with open(arguments.json, "w") as out:
