@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -10,9 +11,10 @@ from dataclasses import fields, is_dataclass
 
 import numpy as np
 
-from ..errors import LlmFromScratchError
+from ..errors import EditionError, LlmFromScratchError
 from ..gradcheck import GradcheckReport, gradcheck
 from ..tensor import Tensor
+from ..text import edition
 from .formats import format_list, format_number, format_vector
 
 GRADIENT_DELTA = 1e-6
@@ -23,10 +25,26 @@ def identical(a: np.ndarray, b: np.ndarray) -> bool:
     return a.shape == b.shape and bool(np.array_equal(a, b))
 
 
+def forward_backward(layer, x_value: np.ndarray, upstream: np.ndarray) -> tuple[Tensor, object]:
+    """``layer`` on ``x_value`` forward, then backward from ``upstream``: ``X`` (its ``grad`` filled, as is
+    every parameter's) and the forward record."""
+    x = Tensor(x_value, requires_grad=True)
+    forward = layer.forward(x)
+    forward.output.backward(upstream)
+    return x, forward
+
+
 def rows_unchanged(output: np.ndarray, changed: np.ndarray) -> list[bool]:
     """Per token of the first sequence: is its row of ``changed`` bitwise its row of ``output``? Both
     ``[B, T, d_model]``, ``changed`` from the input with only the last token changed."""
     return [identical(a, b) for a, b in zip(output[0], changed[0], strict=True)]
+
+
+def positions_record(same: list[bool]) -> str:
+    """The trace's causal proof per position: the prefix bit for bit, the changed last token not."""
+    *prefix, last = same
+    return "|".join([*(f"position_{t}={'bitwise-unchanged' if kept else 'changed'}" for t, kept in enumerate(prefix)),
+                     f"position_{len(prefix)}={'unchanged' if last else 'changed'}"])
 
 
 def future_probabilities_zero(weights: np.ndarray) -> bool:
@@ -101,16 +119,22 @@ def weight_record(head: int, query: int, row: np.ndarray) -> str:
             f"|row_sum={format_number(row.sum())}")
 
 
-def chapter_main(argv: Sequence[str] | None, prog: str, description: str, report: Callable[[], str],
-                 trace: Callable[[], str]) -> int:
-    """``python -m llm_from_scratch.chNN [--trace]``: the report or the trace on stdout.
+def chapter_main(package: str, description: str, argv: Sequence[str] | None = None) -> int:
+    """``python -m llm_from_scratch.chNN [--trace]``: ``chNN.example``'s report or trace on stdout.
 
-    A reader that closes the pipe early, a full disk or no stdout at all (``>&-``) ends the command with one
-    line on stderr and status 1, not a traceback.
+    An unknown edition, a reader that closes the pipe early, a full disk or no stdout at all (``>&-``) ends
+    the command with one line on stderr and status 1, not a traceback.
     """
-    parser = argparse.ArgumentParser(prog=f"python -m {prog}", description=description)
+    parser = argparse.ArgumentParser(prog=f"python -m {package}", description=description)
     parser.add_argument("--trace", action="store_true", help="print the diagram trace instead of the report")
     arguments = parser.parse_args(argv)
+    try:   # the edition first: an unknown one ends the command before any work
+        edition()
+        example = importlib.import_module(f"{package}.example")
+    except EditionError as error:
+        print(f"{parser.prog}: {error}", file=sys.stderr)
+        return 1
+    report, trace = example.render_report, example.render_trace
     if sys.stdout is None:  # started with stdout closed: Python has no stream to write to
         print(f"{parser.prog}: output not written: standard output is closed", file=sys.stderr)
         return 1

@@ -82,10 +82,8 @@ def perturbed_input() -> np.ndarray:
 def example_pass() -> tuple[MultiHeadAttention, Tensor, MultiHeadAttentionForward]:
     """The chapter's layer on ``X``, forward then backward from ``example_upstream()``: the layer, ``X`` (its
     ``grad`` filled, as is every parameter's) and the forward record."""
-    layer, x = build_attention(), Tensor(example_input(), requires_grad=True)
-    forward = layer.forward(x)
-    forward.output.backward(example_upstream())
-    return layer, x, forward
+    layer = build_attention()
+    return (layer, *common.forward_backward(layer, example_input(), example_upstream()))
 
 
 def head_zero_uniform(weights: np.ndarray) -> bool:    # weights: [B, h, T, T]
@@ -267,9 +265,7 @@ def render_trace() -> str:
         *(f"OUTPUT_MAP|row={row}|values={format_vector(values)}" for row, values in enumerate(layer.w_o.value)),
         *(f"OUTPUT|token={token}|before={format_vector(merged[token])}|after={format_vector(output[token])}"
           for token in range(TOKENS)),
-        f"PREFIX_PROOF|position_0={'bitwise-unchanged' if same[0] else 'changed'}"
-        f"|position_1={'bitwise-unchanged' if same[1] else 'changed'}"
-        f"|position_2={'unchanged' if same[2] else 'changed'}"
+        f"PREFIX_PROOF|{common.positions_record(same)}"
         f"|split_merge={'bitwise' if split_merge_bitwise(x.value) else 'mismatch'}"
         f"|head_isolation={'before-output' if heads_isolated_before_output(f) else 'failed'}"
         f"|future_probabilities={'exact-zero' if causal else 'nonzero'}"
@@ -278,9 +274,3 @@ def render_trace() -> str:
         f"|gradchecks={gradient_report().total}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    return common.chapter_main(argv, "llm_from_scratch.ch30", "Chapter 30: causal multi-head attention, learner report",
-                               render_report, render_trace)
-

@@ -94,10 +94,8 @@ def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarra
 def example_pass() -> tuple[DecoderBlock, Tensor, DecoderBlockForward]:
     """The chapter's block on ``X``, forward then backward from ``example_upstream()``: the block, ``X`` (its
     ``grad`` filled, as is every parameter's) and the forward record."""
-    block, x = build_block(), Tensor(example_input(), requires_grad=True)
-    forward = block.forward(x)
-    forward.output.backward(example_upstream())
-    return block, x, forward
+    block = build_block()
+    return (block, *common.forward_backward(block, example_input(), example_upstream()))
 
 
 def shapes(x_value: np.ndarray, forward: DecoderBlockForward) -> dict[str, tuple[int, ...]]:
@@ -185,14 +183,20 @@ def error_evidence() -> dict[str, DecoderBlockError | None]:
 
 # -- report and trace -------------------------------------------------------------
 
+def measure() -> tuple[DecoderBlock, Tensor, DecoderBlockForward, np.ndarray, list[bool], GradcheckReport]:
+    """What both texts print from: one pass over the example, the Post-LN contrast ``[1, T, d_model]``,
+    each token's row unchanged when only the last token changes, and the gradient check."""
+    block, x, f = example_pass()
+    post = post_norm_first_stage(block, x.value)                               # LayerNorm(x + MHA(x))
+    same = rows_unchanged(f.output.value, block.forward(Tensor(perturbed_input())).output.value)
+    return block, x, f, post, same, gradient_report()
+
+
 def render_report() -> str:
     """The learner report: one ``key=...`` line per finding, in the seed's order and format."""
-    block, x, f = example_pass()
+    block, x, f, post, same, gradients = measure()
     x_prime, parameters = f.after_attention.value, block.parameters()         # x': [1, T, d_model]
-    post = post_norm_first_stage(block, x.value)                               # LayerNorm(x + MHA(x)), same shape
     differs, distinct = post_norm_differs(post, x_prime), len({id(p) for p in parameters}) == len(parameters)
-    same = rows_unchanged(f.output.value, block.forward(Tensor(perturbed_input())).output.value)  # per token
-    gradients = gradient_report()
     g, b = [check.coordinates for check in gradients.checks], format_bool     # g: X, then the nine parameters
     lines = [
         "chapter=31-decoder-block",
@@ -219,12 +223,9 @@ def render_report() -> str:
 
 def render_trace() -> str:
     """The 33-line diagram trace of both residual paths."""
-    block, x, f = example_pass()
+    block, x, f, post, same, gradients = measure()
     x_prime, parameters = f.after_attention.value, block.parameters()         # x': [1, T, d_model]
-    post = post_norm_first_stage(block, x.value)                               # LayerNorm(x + MHA(x)), same shape
     differs, distinct = post_norm_differs(post, x_prime), len({id(p) for p in parameters}) == len(parameters)
-    same = rows_unchanged(f.output.value, block.forward(Tensor(perturbed_input())).output.value)  # per token
-    gradients = gradient_report()
     g, b = [check.coordinates for check in gradients.checks], format_bool     # g: X, then the nine parameters
     weights = f.attention.attention_weights.value                              # [1, h, T, T]
     logits = f.output.value @ probe_matrix()                                   # [1, T, 3]
@@ -248,9 +249,7 @@ def render_trace() -> str:
         *(f"PROBE|token={token}|values={format_vector(logits[0, token])}" for token in range(TOKENS)),
         f"ORDER_PROOF|pre_norm={b(pre_norm_order(block, x.value, f))}|post_norm_differs={b(differs)}"
         f"|post_norm_token_1={format_vector(post[0, 1])}|pre_norm_token_1={format_vector(x_prime[0, 1])}",
-        f"CAUSAL_PROOF|position_0={'bitwise-unchanged' if same[0] else 'changed'}"
-        f"|position_1={'bitwise-unchanged' if same[1] else 'changed'}"
-        f"|position_2={'unchanged' if same[2] else 'changed'}"
+        f"CAUSAL_PROOF|{common.positions_record(same)}"
         f"|future_probabilities={'exact-zero' if future_probabilities_zero(weights) else 'nonzero'}",
         f"PARAMETERS|tensors={len(parameters)}|scalars={parameters.count()}|bias={b(not bias_free(block))}"
         f"|stable_order={b(stable_order(parameters))}|distinct={b(distinct)}|names={format_list(parameters.names)}",
@@ -261,9 +260,3 @@ def render_trace() -> str:
         f"|modern_pre_norm={b(modern_pre_norm(x_prime))}|numeric_order_contrast={b(differs)}",
     ]
     return "\n".join(lines) + "\n"
-
-
-def main(argv: list[str] | None = None) -> int:
-    return common.chapter_main(argv, "llm_from_scratch.ch31", "Chapter 31: the pre-norm decoder block, learner report",
-                               render_report, render_trace)
-
