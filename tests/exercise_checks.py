@@ -125,6 +125,12 @@ def swallows(*args):
             pass
 
 
+def sleeps(*args):
+    """Waits 10 s in one call into C, as ``time.sleep(10)`` in an answer does."""
+    time.sleep(10)
+    return args[0]
+
+
 def catches_all(*args):
     """Catches everything, the time limit included, and returns something."""
     try:

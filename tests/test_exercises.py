@@ -38,7 +38,7 @@ from llm_from_scratch.ch31 import depth_lab
 from llm_from_scratch.heads import split_heads
 from llm_from_scratch.tensor import causal_softmax
 
-from exercise_checks import PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, swallows
+from exercise_checks import PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, sleeps, swallows
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
 MODULES = {chapter: importlib.import_module(f"llm_from_scratch.ch{chapter}.exercises") for chapter in CHAPTERS}
@@ -196,7 +196,7 @@ def test_broken_functions_get_feedback(chapter, number, capsys):
 
 
 @pytest.mark.parametrize(("chapter", "number"), CODE)
-@pytest.mark.parametrize("function", [loops, swallows, catches_all])
+@pytest.mark.parametrize("function", [loops, swallows, catches_all, sleeps])
 def test_a_function_that_never_returns_is_stopped_within_the_limit(chapter, number, function, monkeypatch):
     monkeypatch.setattr(checking, "LIMIT", 0.5)
     started = time.perf_counter()

@@ -18,6 +18,7 @@ import math
 import operator
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -575,6 +576,15 @@ def difference(got: object, want: np.ndarray, atol: float) -> tuple[str, dict] |
 
 # --- the time limit: a watchdog thread ---------------------------------------------------------------
 _RAISE_IN = getattr(getattr(ctypes, "pythonapi", None), "PyThreadState_SetAsyncExc", None)
+_SLEEP = time.sleep
+
+
+def _sleep_in_slices(seconds: float) -> None:
+    """``time.sleep`` while a learner's function runs: the same wait in 50 ms slices, so the time limit,
+    raised between two bytecodes, ends ``time.sleep(10)`` at the limit rather than after 10 s."""
+    end = time.monotonic() + seconds
+    while (left := end - time.monotonic()) > 0:
+        _SLEEP(min(left, 0.05))
 
 
 def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> object:
@@ -582,8 +592,8 @@ def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> obj
     it in the calling thread through CPython's ``PyThreadState_SetAsyncExc`` (alike on Linux, macOS and
     Windows; the kernel's signal handlers stay untouched) while ``_call`` is on the stack, then every 50 ms.
     ``except Exception`` does not catch it and a bare ``except:`` that returns is told apart; a long call
-    into C (``time.sleep``, one huge NumPy operation) ends first, and code that catches ``BaseException``
-    and loops on may escape it. Outside CPython there is no limit."""
+    into C (one huge NumPy operation) ends first (``time.sleep`` sleeps in 50 ms slices meanwhile), and
+    code that catches ``BaseException`` and loops on may escape it. Outside CPython there is no limit."""
     target = threading.get_ident()
     frame: list = []   # the frame of ``_call``, once the function runs
     fired: list = []   # one entry a TimeLimit raised
@@ -603,9 +613,11 @@ def call_with_limit(function: Callable, arguments: tuple, seconds: float) -> obj
 
     if _RAISE_IN:
         threading.Thread(target=watch, daemon=True).start()
+    time.sleep = _sleep_in_slices
     try:
         result = _call(function, arguments, frame)
     finally:
+        time.sleep = _SLEEP
         cleaned = False
         while not cleaned:   # a pending exception may land here: clean up again
             try:
