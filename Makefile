@@ -15,17 +15,18 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with book/sanitize.cfg
 # copies it into _build/html/_downloads/.
 COURSE_ZIP := _build/course/llm-from-scratch-course.zip
 COURSE_SOURCES := tools/build_course.py tools/course/README.md tools/course/requirements.lock \
-	tools/lab/llm-from-scratch.json requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
+	tools/lab/llm-from-scratch.json5 requirements.txt pyproject.toml $(wildcard book/ch*.ipynb) \
 	$(shell find src -name '*.py' -not -path '*/__pycache__/*')
 # Node tools of the build (MathJax typesets the formulas, PurgeCSS drops unused
 # CSS: book/_ext/), installed exactly from package-lock.json. npm ci writes
 # node_modules/.package-lock.json, the stamp.
 NODE_STAMP := node_modules/.package-lock.json
 # JupyterLab's settings shipped with the repository (no first-start news
-# prompt), in the settings layer for packages (overrides.d/), so a developer's
-# own overrides.json is neither written nor shadowed; the course's wheel
-# installs the same file at the same place.
-LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/llm-from-scratch.json
+# prompt; every cell rendered when a notebook opens, so that no solution shows
+# as raw MyST: the file says why), in the settings layer for packages
+# (overrides.d/), so a developer's own overrides.json is neither written nor
+# shadowed; the course's wheel installs the same file at the same place.
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.d/llm-from-scratch.json5
 # JupyterLab refuses to start as root (every Docker user) without --allow-root.
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 LAB_DIR ?= book
@@ -43,7 +44,7 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 
-$(LAB_OVERRIDES): tools/lab/llm-from-scratch.json $(STAMP)
+$(LAB_OVERRIDES): tools/lab/llm-from-scratch.json5 $(STAMP)
 	@mkdir -p $(dir $@)
 	cp $< $@
 

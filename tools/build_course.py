@@ -24,9 +24,13 @@ file and no ``UV_*`` variable here, so only the default registry is asked (this
 machine's pip settings, local indexes and constraints never reach the lock).
 A build refuses a lock whose pins no longer match ``requirements.txt``.
 
-Entries are sorted and dated 1980-01-01, so the zip changes only when its
-content does. ``tests/browser/test_course_download.py`` installs it in a fresh
-virtual environment far from this checkout and runs nbval on its notebooks.
+Entries are sorted and carry the date of the last commit that changed what
+goes into the zip (``SOURCE_DATE_EPOCH`` when set; UTC, also in each entry's
+extended timestamp), so the zip changes only when its content does, and
+JupyterLab's file browser shows a learner how old the course is (a fixed
+1980-01-01 showed every file as "Modified 46y ago").
+``tests/browser/test_course_download.py`` installs it in a fresh virtual
+environment far from this checkout and runs nbval on its notebooks.
 """
 
 from __future__ import annotations
@@ -35,9 +39,11 @@ import hashlib
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import time
 import tomllib
 import zipfile
 from dataclasses import dataclass
@@ -50,7 +56,9 @@ FOLDER = "llm-from-scratch-course"
 # JupyterLab and the extension that renders the book's MyST markup.
 RUNTIME = ("numpy", "matplotlib", "ipykernel", "ipython", "jupyterlab", "jupyterlab-myst")
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==\S+$")
-STAMP = (1980, 1, 1, 0, 0, 0)
+# What the zip is made of: the date of the last commit that changed one of
+# these is the date of every entry.
+SOURCES = ("book/ch[0-9]*.ipynb", "src", "pyproject.toml", "requirements.txt", "tools")
 LOCK = REPO / "tools" / "course" / "requirements.lock"
 # One entry of a pip requirements file as uv writes it: `name==version[ ; marker] \`,
 # its `--hash=sha256:...` lines, then `# via` comments naming what requires it.
@@ -214,8 +222,25 @@ def build_wheel(into: Path) -> Path:
     return wheel
 
 
-def add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
-    info = zipfile.ZipInfo(f"{FOLDER}/{name}", date_time=STAMP)
+def source_date() -> int:
+    """Seconds since the epoch of the last commit that changed the course's sources."""
+    if os.environ.get("SOURCE_DATE_EPOCH"):
+        return int(os.environ["SOURCE_DATE_EPOCH"])
+    try:
+        found = subprocess.run(["git", "log", "-1", "--format=%ct", "--", *SOURCES], cwd=REPO,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError) as error:
+        sys.exit(f"build_course: no git history to date the zip's files ({error}); set SOURCE_DATE_EPOCH")
+    if not found:
+        sys.exit("build_course: no commit changed the course's sources; set SOURCE_DATE_EPOCH")
+    return int(found)
+
+
+def add(archive: zipfile.ZipFile, name: str, data: bytes, date: int) -> None:
+    # A zip's own date field is a local time without zone: UTC here. The
+    # extended timestamp (0x5455: flags, mtime) gives unzip and 7-Zip the instant.
+    info = zipfile.ZipInfo(f"{FOLDER}/{name}", date_time=time.gmtime(date)[:6])
+    info.extra = struct.pack("<HHBl", 0x5455, 5, 1, date)
     info.compress_type = zipfile.ZIP_DEFLATED
     info.external_attr = 0o644 << 16
     archive.writestr(info, data)
@@ -224,6 +249,7 @@ def add(archive: zipfile.ZipFile, name: str, data: bytes) -> None:
 def build(out: Path) -> None:
     notebooks = chapter_notebooks()
     lock = checked_lock()
+    date = source_date()
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         files = {path.name: path.read_bytes() for path in notebooks}
@@ -235,7 +261,7 @@ def build(out: Path) -> None:
     partial = out.with_suffix(".partial")
     with zipfile.ZipFile(partial, "w") as archive:
         for name in sorted(files):
-            add(archive, name, files[name])
+            add(archive, name, files[name], date)
     partial.replace(out)
     print(f"course: {out} ({', '.join(sorted(files))})")
 

@@ -5,14 +5,22 @@ book.css's print rules), this extension opens each page of the table of
 contents in Debian's Chromium (Playwright, no network), prepares it as a
 reader's Ctrl+P does (``beforeprint``: every fold open, the solutions after
 the chapter's last exercise), prints it on A4 with the page's title in the
-footer, and joins the pages into ``<outdir>/<PDF_NAME>`` (pypdf), which the
-front page links. (``--builder pdfhtml`` downloads a browser of its own, and
-sphinx-design's dropdowns break the single-page build.)
+footer, and joins the pages into ``<outdir>/<book_pdf_filename>`` (pypdf),
+which the front page links. (``--builder pdfhtml`` downloads a browser of its
+own, and sphinx-design's dropdowns break the single-page build.)
+
+Each page's footer is its own title, once (Chromium's ``title`` field is the
+HTML title, which repeats the book's title on the front page). The PDF says
+what it is: its title is ``html_title`` (Jupyter Book's ``title``), its
+author and subject ``book_pdf_author`` and ``book_pdf_subject``, its language
+``language``; a viewer shows the title rather than the file name. An edition
+sets these in its own config.
 """
 
 from __future__ import annotations
 
 import asyncio
+import html
 import io
 from pathlib import Path
 
@@ -22,12 +30,14 @@ from sphinx.util import logging
 
 logger = logging.getLogger(__name__)
 
-PDF_NAME = "llm-from-scratch-ch30-31.pdf"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-dev-shm-usage",
                  "--disable-background-networking", "--disable-component-update"]
-FOOTER = ('<div style="width:100%;font-size:8px;color:#555;text-align:center;">'
-          '<span class="title"></span></div>')
+# A4 and its margins: tests/browser/test_book_reads_well.py lays a chapter out
+# at the width left for the text, as Chromium does when it prints.
+PAGE = {"format": "A4", "width_mm": 210}
+MARGINS_MM = {"top": 16, "bottom": 18, "left": 14, "right": 14}
+FOOTER = '<div style="width:100%;font-size:8px;color:#555;text-align:center;">{title}</div>'
 
 
 def reading_order(app: Sphinx) -> list[str]:
@@ -41,7 +51,7 @@ def reading_order(app: Sphinx) -> list[str]:
     return order
 
 
-async def print_pages(files: list[Path]) -> list[bytes]:
+async def print_pages(files: list[tuple[Path, str]]) -> list[bytes]:
     """Each page printed as after Ctrl+P, all at once (Chromium renders them in parallel)."""
     from playwright.async_api import async_playwright
 
@@ -53,19 +63,19 @@ async def print_pages(files: list[Path]) -> list[bytes]:
                                 if route.request.url.startswith(("file:", "data:"))
                                 else route.abort())
 
-            async def print_page(path: Path) -> bytes:
+            async def print_page(path: Path, title: str) -> bytes:
                 page = await context.new_page()
                 await page.goto(path.as_uri(), wait_until="load")
                 await page.emulate_media(media="print")
                 await page.evaluate("() => window.bookPrepareForPrint()")
                 await page.evaluate("() => document.fonts.ready")
-                return await page.pdf(format="A4", print_background=True,
-                                      margin={"top": "16mm", "bottom": "18mm",
-                                              "left": "14mm", "right": "14mm"},
+                return await page.pdf(format=PAGE["format"], print_background=True,
+                                      margin={side: f"{mm}mm" for side, mm in MARGINS_MM.items()},
                                       display_header_footer=True,
-                                      header_template="<div></div>", footer_template=FOOTER)
+                                      header_template="<div></div>",
+                                      footer_template=FOOTER.format(title=html.escape(title)))
 
-            return await asyncio.gather(*(print_page(path) for path in files))
+            return await asyncio.gather(*(print_page(path, title) for path, title in files))
         finally:
             await browser.close()
 
@@ -77,13 +87,21 @@ def print_pdf(app: Sphinx, exception: Exception | None) -> None:
         raise ExtensionError(f"the book's PDF is printed by {CHROMIUM}: install the Debian "
                              "package chromium (apt-get install chromium).")
     from pypdf import PdfWriter
+    from pypdf.generic import BooleanObject, NameObject, TextStringObject
 
-    files = [Path(app.builder.get_outfilename(name)) for name in reading_order(app)]
+    for name in ("book_pdf_filename", "book_pdf_author", "book_pdf_subject"):
+        if not getattr(app.config, name):
+            raise ExtensionError(f"book_pdf: set {name} in the book's config (sphinx: config:)")
+    files = [(Path(app.builder.get_outfilename(name)), app.env.titles[name].astext())
+             for name in reading_order(app)]
     writer = PdfWriter()
     for pdf in asyncio.run(print_pages(files)):
         writer.append(io.BytesIO(pdf))
-    writer.add_metadata({"/Title": app.config.project})
-    target = Path(app.outdir) / PDF_NAME
+    writer.add_metadata({"/Title": app.config.html_title, "/Author": app.config.book_pdf_author,
+                         "/Subject": app.config.book_pdf_subject})
+    writer.root_object[NameObject("/Lang")] = TextStringObject(app.config.language)
+    writer.create_viewer_preferences()[NameObject("/DisplayDocTitle")] = BooleanObject(True)
+    target = Path(app.outdir) / app.config.book_pdf_filename
     with target.open("wb") as f:
         writer.write(f)
     logger.info("book_pdf: %s, %d pages, %d KB", target, len(writer.pages),
@@ -91,6 +109,9 @@ def print_pdf(app: Sphinx, exception: Exception | None) -> None:
 
 
 def setup(app: Sphinx) -> dict:
+    app.add_config_value("book_pdf_filename", "", "html", types=[str])
+    app.add_config_value("book_pdf_author", "", "html", types=[str])
+    app.add_config_value("book_pdf_subject", "", "html", types=[str])
     # After prerender_math and page_assets have finished the pages.
     app.connect("build-finished", print_pdf, priority=950)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,5 +1,5 @@
-"""Russian labels that the extensions' own catalogs lack, and figure
-numbers by chapter.
+"""Russian labels that the extensions' own catalogs lack, and figure and
+exercise numbers by chapter.
 
 sphinx-exercise translates "Solution to" as «Решение к», which gives the
 ungrammatical «Решение к Упражнение (30.1)», and has no entry for
@@ -11,6 +11,12 @@ Sphinx numbers figures across the whole book, so the first figure of
 chapter 31 would be «Рис. 8». A reader expects «Рис. 31.1»: the chapter
 number comes from the page name (``book/ch31-...``), then the figure's place
 in that chapter. Captions and ``{numref}`` references both read these numbers.
+
+Exercises are numbered by chapter too: ``:nonumber:`` and the number as the
+title (sphinx-exercise numbers across the book). sphinx-exercise puts a title
+in parentheses after its label, «Упражнение (30.1)»; a title that is a number
+loses them here, «Упражнение 30.1», as the checks call the exercise (the PDF
+is printed from these pages).
 """
 
 from __future__ import annotations
@@ -18,9 +24,12 @@ from __future__ import annotations
 import gettext
 import re
 
+from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.environment import BuildEnvironment
 from sphinx.locale import translators
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_exercise.nodes import exercise_node
 
 LABELS = {"exercise": {"Solution": "Решение"}}
 # The theme's template strings that Sphinx's and the theme's Russian catalogs
@@ -39,6 +48,7 @@ THEME_LABELS = {
     "Skip to main content": "Перейти к тексту",
 }
 CHAPTER_PAGE = re.compile(r"(?:^|/)ch(\d+)-")
+EXERCISE_NUMBER = re.compile(r"\d+(\.\d+)*")
 
 
 class Labels(gettext.NullTranslations):
@@ -89,8 +99,25 @@ def number_by_chapter(app: Sphinx, env: BuildEnvironment) -> list[str]:
     return []
 
 
+class ExerciseNumbers(SphinxPostTransform):
+    """«Упражнение 30.1» for an unnumbered exercise whose title is its number."""
+
+    default_priority = 25  # after sphinx-exercise's titles (20) and solutions' (21)
+
+    def run(self) -> None:
+        for exercise in self.document.findall(exercise_node):
+            title = exercise.children[0] if exercise.children else None
+            if not isinstance(title, nodes.title) or len(title.children) != 4:
+                continue
+            _label, opening, number, closing = title.children
+            if (opening.astext(), closing.astext()) == (" (", ")") and EXERCISE_NUMBER.fullmatch(number.astext()):
+                title.replace(opening, nodes.Text(" "))
+                title.remove(closing)
+
+
 def setup(app: Sphinx) -> dict:
     app.connect("builder-inited", install)
     # After Sphinx's own numbering (the toctree collector, priority 500).
     app.connect("env-get-updated", number_by_chapter, priority=900)
+    app.add_post_transform(ExerciseNumbers)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -16,16 +16,24 @@
     return fetchPage(resource, options);
   };
 
+  // Synonyms (book_search_synonyms in the book's config): a word the book
+  // does not use is searched as the word it does, «прогрев» as «разогрев»,
+  // in any form of either («прогрева» too): both are compared by their stems.
   // Word forms: the Russian stemmer cuts «голов» (genitive plural) to «гол»,
   // while «головы» and «голова» are indexed as «голов». A query word also
   // finds the pages indexed under the word itself.
   function patch() {
     const parseQuery = Search._parseQuery;
+    const synonyms = window.BOOK_SEARCH_SYNONYMS || {};
     Search._parseQuery = (query) => {
-      const parsed = parseQuery(query);
-      const index = Search._index;
       const stemmer = new Stemmer();
-      for (const word of splitQuery(query.trim())) {
+      const stems = Object.fromEntries(Object.entries(synonyms).map(
+        ([word, target]) => [stemmer.stemWord(word.toLowerCase()), target]));
+      const words = splitQuery(query.trim()).map((word) =>
+        stems[stemmer.stemWord(word.toLowerCase())] ?? word);
+      const parsed = parseQuery(words.join(" "));
+      const index = Search._index;
+      for (const word of words) {
         const lower = word.toLowerCase();
         const stem = stemmer.stemWord(lower);
         if (stem === lower) continue;

@@ -64,6 +64,10 @@ def _load_toc() -> dict:
 
 
 TOC = _load_toc()
+# The book's own settings (_config.yml): what an edition configures.
+with (REPO / "_config.yml").open(encoding="utf-8") as _config:
+    BOOK_CONFIG = yaml.safe_load(_config)
+SPHINX_CONFIG = BOOK_CONFIG["sphinx"]["config"]
 ALL_PAGES = _toc_docnames(TOC)
 ROOT_PAGE = ALL_PAGES[0]
 CHAPTER_PAGES = [name for name in ALL_PAGES if CHAPTER_NAME.match(Path(name).name)]
@@ -83,9 +87,17 @@ class OfflinePage:
     requested: list[str] = field(default_factory=list)
     # Every local request (file:, data:, ...), in order.
     local: list[str] = field(default_factory=list)
-    # Uncaught JavaScript errors and local files that failed to load.
+    # Uncaught JavaScript errors, errors logged to the console and local
+    # files that failed to load.
     page_errors: list[str] = field(default_factory=list)
+    console_errors: list[str] = field(default_factory=list)
     failed_local: list[str] = field(default_factory=list)
+
+    def assert_no_errors(self) -> None:
+        """No uncaught error, nothing logged as an error, no local file missing."""
+        assert not self.page_errors, f"JavaScript errors: {self.page_errors}"
+        assert not self.console_errors, f"errors logged to the console: {self.console_errors}"
+        assert not self.failed_local, f"local files that failed to load: {self.failed_local}"
 
     def assert_no_network(self) -> None:
         external = sorted(set(self.blocked) | set(self.requested))

@@ -94,7 +94,8 @@ def open_offline(browser, built_site):
     Each module opens a page once and shares it between its tests (reloading a
     chapter per test made the suite slow): the same target, query and window
     give the same page. Tests that change a page (open folds, print media)
-    come last in their module, or ask for their own window size.
+    come last in their module, or ask for their own window size. An error
+    thrown or logged to the console on any page fails the module's teardown.
     """
     contexts = []
     opened: dict[tuple, OfflinePage] = {}
@@ -130,6 +131,7 @@ def open_offline(browser, built_site):
             else result.requested.append(r.url),
         )
         page.on("pageerror", lambda e: result.page_errors.append(str(e)))
+        page.on("console", lambda m: result.console_errors.append(m.text) if m.type == "error" else None)
         page.on(
             "requestfailed",
             lambda r: result.failed_local.append(f"{r.url} ({r.failure})")
@@ -143,3 +145,9 @@ def open_offline(browser, built_site):
     yield open_
     for context in contexts:
         context.close()
+    # Whatever a module did with its pages (phone windows, print media, clicks),
+    # an error thrown or logged on any of them fails the module.
+    errors = [f"{key[0]}{key[1]}: {error}" for key, loaded in opened.items()
+              for error in loaded.page_errors + loaded.console_errors]
+    if errors:
+        pytest.fail("errors on the book's pages: " + "; ".join(errors[:10]))

@@ -11,11 +11,17 @@ PDF, phones, offline search.
   shows no fold control or hint, no solution before its last exercise, and
   its folded content (the notation table, hidden cells) open;
 * the PDF opens, has a page for each part of the book and extractable
-  Cyrillic text with every chapter's title;
+  Cyrillic text with every chapter's title; its title, author, subject and
+  language are the book's, each page's footer is its page's title once, and
+  no exercise number stands in parentheses;
+* printed at the width an A4 page leaves for the text, no line of code or
+  output wraps (a solution's code broke mid-expression), and a line too long
+  would wrap at a space;
 * at 390 x 844 no page scrolls sideways, the text hyphenates in Russian, and
   each figure links to its full-size image;
 * from file://, search finds both chapters for «голов» and «внимание» with a
-  snippet for each result.
+  snippet for each result, and a synonym the book does not use (its config's
+  ``book_search_synonyms``, «прогрев») finds what the word it uses finds.
 
 Each page opens once for this module (`open_offline`); print media comes
 last for each page, and the phone pages have their own window.
@@ -24,18 +30,25 @@ last for each page, and the phone pages have their own window.
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from urllib.parse import quote, unquote, urlparse
 
 import pydata_sphinx_theme
 import pytest
-from book_site import ALL_PAGES, CHAPTER_PAGES, HTML_DIR, REPO, TIMEOUT_MS, page_path
+from book_site import ALL_PAGES, BOOK_CONFIG, CHAPTER_PAGES, HTML_DIR, REPO, SPHINX_CONFIG, TIMEOUT_MS, page_path
+
+sys.path.insert(0, str(REPO / "book" / "_ext"))
+import book_pdf  # the PDF's page and margins: the width a printed page has
 
 MAX_PAGE_BYTES = 1_500_000
 MAX_REQUESTS = 20
 MAX_SITE_BYTES = 16_000_000
 PHONE = {"width": 390, "height": 844}
-PDF = HTML_DIR / "llm-from-scratch-ch30-31.pdf"
+PDF = HTML_DIR / SPHINX_CONFIG["book_pdf_filename"]
+# The width Chromium lays a page out at when it prints it on A4 (CSS px).
+PRINTED_WIDTH = round((book_pdf.PAGE["width_mm"] - book_pdf.MARGINS_MM["left"] - book_pdf.MARGINS_MM["right"])
+                      / 25.4 * 96)
 FOLD_TEXT = ("Нажмите, чтобы", "Toggle", "Показать или скрыть")
 
 READ_TO_THE_END_JS = """async () => {
@@ -183,9 +196,108 @@ def test_search_from_file_finds_both_chapters_with_snippets(open_offline, query)
     for result in results:
         if result["href"].split("#")[0] in wanted:
             assert stem in result["snippet"].lower(), result
-    assert not loaded.page_errors, f"JavaScript errors: {loaded.page_errors}"
-    assert not loaded.failed_local, f"failed loads: {loaded.failed_local}"
+    loaded.assert_no_errors()
     loaded.assert_no_network()
+
+
+def search_results(open_offline, query: str) -> dict[str, str]:
+    """The pages search.html finds for ``query`` from file://, each with its snippet."""
+    loaded = open_offline("search.html", "?q=" + quote(query))
+    # Finished: Sphinx replaces the heading's text, and the pulsing dots in it.
+    loaded.page.wait_for_function(
+        "() => { const h = document.querySelector('#search-results h2'); return h && !h.querySelector('span'); }",
+        timeout=TIMEOUT_MS)
+    loaded.assert_no_errors()
+    loaded.assert_no_network()
+    return dict(loaded.page.evaluate("""() => [...document.querySelectorAll('#search-results ul.search li')]
+        .map(li => [li.querySelector('a').getAttribute('href').split('#')[0],
+                    (li.querySelector('p.context') || {}).textContent || ''])"""))
+
+
+@pytest.mark.parametrize("word", sorted(SPHINX_CONFIG.get("book_search_synonyms", {})))
+def test_a_synonym_finds_what_the_word_of_the_book_finds(open_offline, word):
+    """«прогрев» finds the pages about «разогрев» (it found two unrelated pages
+    through «программ»), each with a snippet showing the book's word."""
+    said = SPHINX_CONFIG["book_search_synonyms"][word]
+    wanted = search_results(open_offline, said)
+    found = search_results(open_offline, word)
+    assert wanted, f"«{said}» finds nothing"
+    assert sorted(found) == sorted(wanted), f"«{word}» finds {sorted(found)}, «{said}» finds {sorted(wanted)}"
+    stem = said.lower()[:5]
+    assert all(stem in snippet.lower() for snippet in found.values()), found
+
+
+def pdf_footers(page) -> str:
+    """The text a PDF page has below its text area (in the bottom margin)."""
+    bottom, width = book_pdf.MARGINS_MM["bottom"] / 25.4 * 72, float(page.mediabox.width)
+    parts = []
+
+    def visit(text, cm, tm, font, size):
+        x, y = tm[4] * cm[0] + tm[5] * cm[2] + cm[4], tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+        # (A formula's stretched glyphs come with matrices that put them off the page.)
+        if 0 < x < width and 0 < y < bottom and text.strip():
+            parts.append(text.strip())
+
+    page.extract_text(visitor_text=visit)
+    return " ".join(parts)
+
+
+def page_title(docname: str) -> str:
+    """The page's heading (the article's first h1, without its # link)."""
+    article = page_path(docname).read_text(encoding="utf-8").split("<article", 1)[1]
+    heading = re.search(r"<h1>(.*?)</h1>", re.sub(r'<a class="headerlink".*?</a>', "", article), re.S)
+    return " ".join(re.sub(r"<[^>]+>", "", heading[1]).split())
+
+
+def test_pdf_says_what_it_is_and_each_footer_names_its_page_once(built_site):
+    """Metadata from the book's config (the title was «Project name not set»),
+    each page's footer its page's title (the front page's repeated the book's
+    title twice), and «Упражнение 30.1» without parentheses."""
+    from pypdf import PdfReader
+    from pypdf.generic import BooleanObject
+
+    reader = PdfReader(PDF)
+    info = reader.metadata
+    assert (info.title, info.author, info.subject) == (
+        BOOK_CONFIG["title"], SPHINX_CONFIG["book_pdf_author"], SPHINX_CONFIG["book_pdf_subject"]), info
+    assert reader.trailer["/Root"].get("/Lang") == SPHINX_CONFIG["language"]
+    assert reader.trailer["/Root"]["/ViewerPreferences"].get("/DisplayDocTitle") == BooleanObject(True)
+    titles = {page_title(docname) for docname in ALL_PAGES}
+    footers = [pdf_footers(page) for page in reader.pages]
+    assert footers[0] == page_title(ALL_PAGES[0]), f"page 1's footer: {footers[0]!r}"
+    wrong = sorted({footer for footer in footers if footer not in titles})
+    assert not wrong, f"footers that are not a page's title once: {wrong[:5]}"
+    chapters = "|".join(re.match(r"ch(\d+)", Path(d).name)[1] for d in CHAPTER_PAGES)
+    text = " ".join(page.extract_text() for page in reader.pages)
+    numbered = re.findall(rf".{{0,20}}\((?:{chapters})\.\d+\)", text)
+    assert not numbered, f"exercise numbers in parentheses: {numbered[:5]}"
+
+
+# Each code or output block of a printed chapter, as high as its lines
+# unwrapped (white-space: pre) or not.
+PRINTED_CODE_JS = """() => [...document.querySelectorAll('article.bd-article pre')].map(pre => {
+    const wrapped = pre.getBoundingClientRect().height;
+    const style = pre.style.whiteSpace;
+    pre.style.whiteSpace = 'pre';
+    const unwrapped = pre.getBoundingClientRect().height;
+    pre.style.whiteSpace = style;
+    const lines = pre.textContent.split('\\n');
+    return {wraps: wrapped > unwrapped + 1, wrap: getComputedStyle(pre).overflowWrap,
+            longest: lines.reduce((a, b) => b.length > a.length ? b : a, '')};
+})"""
+
+
+@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+def test_printed_code_fits_an_a4_page_unwrapped(open_offline, docname):
+    page = open_offline(docname, viewport={"width": PRINTED_WIDTH, "height": 900}).page
+    page.emulate_media(media="print")
+    page.evaluate("() => window.dispatchEvent(new Event('beforeprint'))")
+    blocks = page.evaluate(PRINTED_CODE_JS)
+    assert blocks, "the chapter has no code"
+    wrapped = [block["longest"] for block in blocks if block["wraps"]]
+    assert not wrapped, f"{len(wrapped)} code blocks wrap at {PRINTED_WIDTH} px, e.g. {wrapped[:3]}"
+    anywhere = {block["wrap"] for block in blocks} - {"break-word", "normal"}
+    assert not anywhere, f"a too long line would break inside a word (overflow-wrap: {anywhere})"
 
 
 def test_pdf_has_the_books_pages_in_russian(built_site):
@@ -261,3 +373,6 @@ def test_printed_chapter_shows_everything_once_and_in_order(open_offline, docnam
     if "Обозначения" in page.content():
         assert any(d["tables"] for d in printed["notation"]), "the chapter's notation table is not a dropdown any more"
     assert "Решения упражнений" in printed["text"]
+    chapter = re.match(r"ch(\d+)", Path(docname).name)[1]
+    numbered = re.findall(rf".{{0,20}}\({chapter}\.\d+\)", printed["text"])
+    assert not numbered, f"exercise numbers in parentheses in print: {numbered[:3]}"

@@ -15,6 +15,7 @@ import pytest
 from book_site import (
     ALL_PAGES,
     CHAPTER_PAGES,
+    REPO,
     ROOT_PAGE,
     TIMEOUT_MS,
     page_path,
@@ -79,7 +80,8 @@ def test_index_opens_the_front_page(open_offline):
 
 @pytest.mark.parametrize("docname", ALL_PAGES)
 def test_page_works_offline(open_offline, docname):
-    """Russian page, every formula typeset, every image loaded with alt text, no other host."""
+    """Russian page, every formula typeset, every image loaded with alt text, no
+    error (thrown or logged to the console), no other host."""
     loaded = open_offline(docname)
     page = loaded.page
     assert page.evaluate("() => document.documentElement.lang") == "ru"
@@ -98,8 +100,7 @@ def test_page_works_offline(open_offline, docname):
     ]
     assert not problems, "images:\n" + "\n".join(problems)
 
-    assert not loaded.failed_local, f"local files that failed to load: {loaded.failed_local}"
-    assert not loaded.page_errors, f"JavaScript errors: {loaded.page_errors}"
+    loaded.assert_no_errors()
     loaded.assert_no_network()
 
 
@@ -172,3 +173,32 @@ def test_solutions_are_closed_until_clicked(open_offline, docname):
         button.click()
         body.first.wait_for(state="hidden", timeout=TIMEOUT_MS)
     loaded.assert_no_network()
+
+
+@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+def test_exercise_titles_are_the_label_and_the_chapters_number(open_offline, docname):
+    """«Упражнение 30.1», as the checks call it: not «Упражнение (30.1)», the
+    parentheses sphinx-exercise puts around a title (book/_ext/russian_labels.py)."""
+    chapter = re.match(r"ch(\d+)", Path(docname).name)[1]
+    titles = open_offline(docname).page.evaluate(
+        "() => [...document.querySelectorAll('.exercise > .admonition-title')].map(t => t.textContent.trim())")
+    assert titles, "the chapter has no exercise"
+    wrong = [title for title in titles if not re.fullmatch(rf"\w+ {chapter}\.\d+", title)]
+    assert not wrong, f"exercise titles not «<label> {chapter}.<n>»: {wrong}"
+
+
+# What the repository's route needs (README.md, «Two commands»): the front page
+# lists each where it tells a reader with a copy of the repository to run make.
+REPOSITORY_NEEDS = ("Python 3.11", "make", "Node.js 18", "npm", "Chromium")
+
+
+def test_front_page_names_every_requirement_of_the_repository(built_site):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    unlisted = [need for need in REPOSITORY_NEEDS if need not in section]
+    assert not unlisted, f"README.md's «Two commands» does not name {unlisted}"
+    paragraphs = re.findall(r"<p>(.*?)</p>", page_path(ROOT_PAGE).read_text(encoding="utf-8"), re.S)
+    texts = [" ".join(re.sub(r"<[^>]+>", "", p).split()) for p in paragraphs]
+    paragraph = next((p for p in texts if "make" in p and "Python 3.11" in p), "")
+    missing = [need for need in REPOSITORY_NEEDS if need not in paragraph]
+    assert paragraph and not missing, f"the front page's paragraph on make lacks {missing}:\n{paragraph}"

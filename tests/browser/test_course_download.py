@@ -1,18 +1,26 @@
 """The downloadable course, as a reader gets it from the front page.
 
+The zip's files carry the date of a commit of this repository (not 1980, which
+JupyterLab showed as "Modified 46y ago"). Its README's commands, and the front
+page's, are the same: on Linux and macOS the ones the test runs, and on
+Windows the same with Windows' names, one command a line, which Windows
+PowerShell 5.1 (no ``&&``) and cmd both run.
+
 The zip linked as «Скачать курс» from the built front page is unpacked in a
 temporary folder outside the repository. A learner's environment is there
 first: a venv whose JupyterLab settings file (overrides.json) holds the
-learner's own choices. The README's first command (install requirements.txt,
-that is the lock and the wheel, with hashes) runs exactly as written, with
+learner's own choices. The README's first block (a venv, then install
+requirements.txt, that is the lock and the wheel, with hashes) runs exactly as
+written, with
 pip asking the registry alone (this machine's pip settings, local indexes and
 constraints are not a learner's), so it needs the network, as a learner does.
 Then:
 
 * the venv holds exactly the lock's packages for this platform, and the wheel;
-* the learner's overrides.json is untouched, and the README's second command's
-  JupyterLab serves both the learner's settings and the course's (no news
-  prompt), the learner's winning where both set a value;
+* the learner's overrides.json is untouched, and the README's `jupyter lab`
+  serves both the learner's settings and the course's (no news
+  prompt, every notebook cell rendered when it opens), the learner's winning
+  where both set a value;
 * JupyterLab lists the MyST extension as enabled;
 * nbval runs the unpacked notebooks in a kernel of that venv (nbval itself
   runs here, the notebooks run there): they reproduce their stored outputs.
@@ -21,18 +29,22 @@ Then:
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import re
 import secrets
+import struct
 import subprocess
 import sys
+import time
 import urllib.request
 import zipfile
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
 
+import json5
 import pytest
 from book_site import REPO, ROOT_PAGE, page_path
 from lab_server import lab_url
@@ -49,7 +61,9 @@ RUN_PYTEST = ("import sys; sys.path.insert(0, sys.argv.pop(1)); import pytest; "
 LAB_START_TIMEOUT_S = 120
 SETTINGS = Path("share", "jupyter", "lab", "settings")
 NOTIFICATION = "@jupyterlab/apputils-extension:notification"
+TRACKER = "@jupyterlab/notebook-extension:tracker"
 THEMES = "@jupyterlab/apputils-extension:themes"
+SHIPPED_SETTINGS = REPO / "tools" / "lab" / "llm-from-scratch.json5"
 # A learner's own JupyterLab settings, in their venv before the course comes.
 LEARNER_OVERRIDES = {THEMES: {"theme": "JupyterLab Dark"}, NOTIFICATION: {"checkForUpdates": True}}
 # Evaluated by the course venv's Python: the lock's packages for this platform.
@@ -101,8 +115,38 @@ def course_zip(built_site) -> Path:
     return path
 
 
-def sh_blocks(readme: str) -> list[str]:
-    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", readme, flags=re.DOTALL)]
+def sh_blocks(readme: str, language: str = "sh") -> list[str]:
+    """The code blocks of a markdown text in ``language``, each without its indent."""
+    blocks = re.findall(rf"^( *)```{language}\n(.*?)^\1```", readme, flags=re.DOTALL | re.MULTILINE)
+    return ["\n".join(line.removeprefix(indent) for line in block.splitlines()).strip() for indent, block in blocks]
+
+
+def commands(blocks: list[str]) -> list[str]:
+    """Each line of the blocks: one command (a line that chains two would fail a test)."""
+    return [line for block in blocks for line in block.splitlines()]
+
+
+def html_blocks(page: Path, language: str) -> list[str]:
+    """The code blocks of a built page highlighted as ``language``, as text."""
+    found = re.findall(rf'<div class="highlight-{language} notranslate">.*?<pre>(.*?)</pre>',
+                       page.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return [html.unescape(re.sub(r"<[^>]+>", "", block)).strip() for block in found]
+
+
+def commit_dates() -> set[int]:
+    log = subprocess.run(["git", "log", "--format=%ct"], cwd=REPO, capture_output=True, text=True, check=True)
+    return {int(date) for date in log.stdout.split()}
+
+
+def extended_time(info: zipfile.ZipInfo) -> int | None:
+    """The mtime of a zip entry's extended timestamp field (0x5455), if any."""
+    extra = info.extra
+    while len(extra) >= 4:
+        kind, size = struct.unpack("<HH", extra[:4])
+        if kind == 0x5455 and size >= 5 and extra[4] & 1:
+            return struct.unpack("<l", extra[5:9])[0]
+        extra = extra[4 + size:]
+    return None
 
 
 def lock_entries() -> list[tuple[str, str, str | None]]:
@@ -135,9 +179,44 @@ def test_zip_holds_the_course(course_zip):
         f"./{wheel} --hash=sha256:{wheel_hash}",
     ]
     assert sh_blocks(readme) == [
-        "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements.txt",
+        "python3 -m venv .venv\n.venv/bin/pip install --require-hashes -r requirements.txt",
         ".venv/bin/jupyter lab",
     ]
+
+
+def test_zip_files_carry_a_commits_date(course_zip):
+    with zipfile.ZipFile(course_zip) as archive:
+        entries = archive.infolist()
+    stamps = {extended_time(info) for info in entries}
+    assert len(stamps) == 1, f"the entries carry {len(stamps)} dates: {sorted(map(str, stamps))[:5]}"
+    (stamp,) = stamps
+    assert stamp in commit_dates(), f"{stamp} is the date of no commit of this repository"
+    # The zip's own field: the same instant in UTC, to its 2 s resolution.
+    expected = time.gmtime(stamp - stamp % 2)[:6]
+    assert {info.date_time for info in entries} == {expected}, f"not {expected}: {entries[0].date_time}"
+
+
+def test_windows_commands_are_the_same_one_a_line(course_zip):
+    """One command a line (PowerShell 5.1 rejects &&; cmd reads no PowerShell),
+    and each the Linux command with Windows' names: py, .venv\\Scripts\\."""
+    with zipfile.ZipFile(course_zip) as archive:
+        readme = archive.read(f"{FOLDER}/README.md").decode()
+    windows = commands(sh_blocks(readme, "bat"))
+    assert windows, "the README gives no Windows commands (a ```bat block)"
+    chained = [line for line in windows if re.search(r"&&|\|\||;|\$|`|/", line)]
+    assert not chained, f"lines that Windows PowerShell 5.1 or cmd would not run as written: {chained}"
+    as_linux = [re.sub(r"^py ", "python3 ", line).replace(".venv\\Scripts\\", ".venv/bin/") for line in windows]
+    assert as_linux == commands(sh_blocks(readme)), f"not the Linux commands: {windows}"
+
+
+def test_front_page_gives_the_readmes_commands(course_zip):
+    with zipfile.ZipFile(course_zip) as archive:
+        readme = archive.read(f"{FOLDER}/README.md").decode()
+    front = page_path(ROOT_PAGE)
+    for language in ("sh", "bat"):
+        shown = commands(html_blocks(front, language))
+        assert shown == commands(sh_blocks(readme, language)), (
+            f"the front page's {language} commands are not the README's: {shown}")
 
 
 @dataclass
@@ -170,7 +249,7 @@ def course(course_zip, tmp_path_factory) -> Course:
     overrides.write_text(json.dumps(LEARNER_OVERRIDES, indent=2))
 
     install = sh_blocks((folder / "README.md").read_text(encoding="utf-8"))[0]
-    done = subprocess.run(["bash", "-c", install], cwd=folder, env=env, capture_output=True, text=True,
+    done = subprocess.run(["bash", "-ec", install], cwd=folder, env=env, capture_output=True, text=True,
                           timeout=INSTALL_TIMEOUT_S)
     assert done.returncode == 0, f"`{install}` failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     return Course(folder, base, env)
@@ -235,10 +314,11 @@ def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
 def test_settings_reach_the_learner_without_overwriting_theirs(course):
     settings = course.venv / SETTINGS
     assert json.loads((settings / "overrides.json").read_text()) == LEARNER_OVERRIDES, "the install changed it"
-    ours = json.loads((REPO / "tools" / "lab" / "llm-from-scratch.json").read_text())
-    assert json.loads((settings / "overrides.d" / "llm-from-scratch.json").read_text()) == ours
-    served = served_settings(course, [NOTIFICATION, THEMES])
+    ours = json5.loads(SHIPPED_SETTINGS.read_text(encoding="utf-8"))
+    assert json5.loads((settings / "overrides.d" / SHIPPED_SETTINGS.name).read_text(encoding="utf-8")) == ours
+    served = served_settings(course, [NOTIFICATION, TRACKER, THEMES])
     assert served[NOTIFICATION]["fetchNews"] == "false", served  # the course's: no news prompt
+    assert served[TRACKER]["windowingMode"] == ours[TRACKER]["windowingMode"], served  # the course's
     assert served[NOTIFICATION]["checkForUpdates"] is True, served  # the learner's value wins over the course's
     assert served[THEMES]["theme"] == "JupyterLab Dark", served  # the learner's own
 
