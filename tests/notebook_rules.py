@@ -47,7 +47,7 @@ CELL_TIMEOUT = 300  # seconds for one cell
 INSTALL_MESSAGE = (
     "Пакет llm_from_scratch не установлен. В папке курса выполните\n"
     "  python3 -m venv .venv\n"
-    "  .venv/bin/pip install -r requirements.txt\n"
+    "  .venv/bin/pip install --require-hashes -r requirements.txt\n"
     "и откройте тетрадку командой .venv/bin/jupyter lab (README.md).\n"
 )
 # Makes the package unimportable in a running kernel, as in an environment
