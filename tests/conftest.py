@@ -21,8 +21,9 @@ def block31():
 # while `make test` builds it beside them; the downloaded course (a fresh venv,
 # then nbval in it) comes as soon as the book is there; the short modules fill in.
 SLOW_FIRST = ("test_jupyterlab.py", "test_notebook_habits.py",
-              "test_course_download.py", "ch31-decoder-block.ipynb",
-              "ch30-multi-head-attention.ipynb", "test_exercises.py")
+              "test_course_download.py", "ch31-training.ipynb", "ch30-learned-heads.ipynb",
+              "ch31-depth-lab.ipynb", "ch31-decoder-block.ipynb", "ch30-multi-head-attention.ipynb",
+              "test_exercises.py", "ch31-checks.ipynb", "ch30-checks.ipynb")
 
 
 def pytest_collection_modifyitems(items):

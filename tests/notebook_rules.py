@@ -35,6 +35,22 @@ from llm_from_scratch.book.display import source_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((REPO / "book").glob("ch[0-9]*.ipynb"))
+
+
+def _main_pages() -> dict[str, Path]:
+    """Each chapter's main page (its entry in ``_toc.yml``; the section pages hang below it)."""
+    import yaml
+
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    pages = {}
+    for entry in toc.get("chapters", []):
+        match = re.match(r"book/ch(\d+)-", entry.get("file", ""))
+        if match:
+            pages[match[1]] = REPO / (entry["file"] + ".ipynb")
+    return pages
+
+
+MAIN_PAGES = _main_pages()  # chapter number -> its main page
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # At a 1280 px window a code block holds 77 characters and an output block 75
 # (666 px wide, 2 x 16 px padding, 8.43 px a character): one character spare.

@@ -29,7 +29,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from notebook_rules import Kernel, code_indices, errors, load, setup_cells, visible_text
+from notebook_rules import MAIN_PAGES, Kernel, code_indices, errors, load, setup_cells, visible_text
 
 from llm_from_scratch import RotaryEmbedding, Tensor
 from llm_from_scratch.book import exercises as checking
@@ -46,7 +46,7 @@ CASES = [(chapter, number) for chapter, module in MODULES.items() for number in 
 CODE = [case for case in CASES if isinstance(MODULES[case[0]].EXERCISES[case[1]], Code)]
 QUESTIONS = [case for case in CASES if case not in CODE]
 BOOK = Path(__file__).resolve().parents[1] / "book"
-NOTEBOOKS = {chapter: next(BOOK.glob(f"ch{chapter}-*.ipynb")) for chapter in CHAPTERS}
+NOTEBOOKS = {chapter: MAIN_PAGES[chapter] for chapter in CHAPTERS}  # the exercises are on the main page
 SOLUTION = re.compile(r"\{solution\} ch(\d\d)-ex(\d+)\n.*?```python\n(.*?)```", re.S)
 
 junk = st.recursive(

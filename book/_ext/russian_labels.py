@@ -83,19 +83,25 @@ def install(app: Sphinx) -> None:
 
 
 def number_by_chapter(app: Sphinx, env: BuildEnvironment) -> list[str]:
-    """Renumber each chapter page's figures (and tables) as chapter.index.
+    """Renumber the figures (and tables) of each chapter's pages as chapter.index.
 
-    Runs after Sphinx has numbered them across the book, which keeps them in
-    page order: sorting by that number gives each one its place on the page.
+    A chapter is its main page and its section pages (``book/ch30-...``), in
+    the order of ``_toc.yml``. Sphinx has numbered every figure across the book
+    in that order, so sorting a chapter's figures by that number gives each one
+    its place in the chapter: the first figure of a section page continues from
+    the last one of the page before it.
     """
+    by_chapter: dict[tuple[int, str], list[tuple[tuple[int, ...], dict, str]]] = {}
     for docname, numbers_by_type in env.toc_fignumbers.items():
         page = CHAPTER_PAGE.search(docname)
         if page is None:
             continue
-        for numbers in numbers_by_type.values():
-            in_order = sorted(numbers, key=numbers.__getitem__)
-            for place, figure_id in enumerate(in_order, start=1):
-                numbers[figure_id] = (int(page[1]), place)
+        for kind, numbers in numbers_by_type.items():
+            for figure_id, number in numbers.items():
+                by_chapter.setdefault((int(page[1]), kind), []).append((number, numbers, figure_id))
+    for (chapter, _kind), figures in by_chapter.items():
+        for place, (_number, numbers, figure_id) in enumerate(sorted(figures, key=lambda f: f[0]), start=1):
+            numbers[figure_id] = (chapter, place)
     return []
 
 
