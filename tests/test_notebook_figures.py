@@ -35,3 +35,34 @@ def test_a_chapter_has_figures_with_names_of_its_own(chapter):
              for path in NOTEBOOKS if path.name.startswith(f"ch{chapter}-") for cell in figure_cells(path)]
     assert len(names) >= 6, f"chapter {chapter} needs at least six figures over its pages: {names}"
     assert len(names) == len(set(names)), f"chapter {chapter}: figure names repeat (a {{numref}} needs one target)"
+
+
+def png_size(data: str) -> tuple[int, int]:
+    """Width and height from a base64 PNG's IHDR chunk."""
+    import base64
+    import struct
+
+    head = base64.b64decode(data[:64])
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda path: path.name)
+def test_every_figure_is_stored_at_twice_the_width_it_is_shown_at(path):
+    """HiDPI: the PNG has twice the pixels of the width the page gives it (the
+    output's ``width`` metadata, which myst-nb writes into the <img>); the width
+    shown fits the 672 px column."""
+    problems = []
+    for cell in figure_cells(path):
+        for output in cell["outputs"]:
+            if "image/png" not in output.get("data", {}):
+                continue
+            width, height = png_size(output["data"]["image/png"])
+            shown = output.get("metadata", {}).get("image/png", {})
+            name = cell["metadata"].get("mystnb", {}).get("figure", {}).get("name", "?")
+            halves = shown.get("width") is not None and shown.get("height") is not None
+            if not halves or abs(2 * shown["width"] - width) > 1 or abs(2 * shown["height"] - height) > 1:
+                problems.append(f"{name}: PNG {width} x {height} px, shown at {shown or 'its own size'}")
+            elif shown["width"] > 672:
+                problems.append(f"{name}: shown {shown['width']} px wide, wider than the 672 px column")
+    assert not problems, "\n".join(problems)

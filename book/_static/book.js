@@ -21,7 +21,14 @@
   function linkFigures() {
     document.querySelectorAll(".bd-article figure img, .bd-article .cell_output img")
       .forEach((img) => {
-        if (img.closest("a")) return;
+        const parent = img.closest("a");
+        // Sphinx links an image with a set width (a 2x figure) to its file itself.
+        if (parent && parent.classList.contains("image-reference")
+            && parent.getAttribute("href") === img.getAttribute("src")) {
+          parent.classList.add("figure-full");
+          parent.title = "Открыть рисунок в полном размере";
+        }
+        if (parent) return;
         const link = document.createElement("a");
         link.href = img.getAttribute("src");
         link.className = "figure-full";

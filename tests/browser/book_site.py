@@ -71,6 +71,15 @@ SPHINX_CONFIG = BOOK_CONFIG["sphinx"]["config"]
 ALL_PAGES = _toc_docnames(TOC)
 ROOT_PAGE = ALL_PAGES[0]
 CHAPTER_PAGES = [name for name in ALL_PAGES if CHAPTER_NAME.match(Path(name).name)]
+# A chapter's main page is its entry in the toc (the exercises are there); its
+# section pages (the deep dives and the checks) hang below it.
+MAIN_PAGES = [re.sub(r"\.(ipynb|md)$", "", entry["file"]) for entry in TOC.get("chapters", [])
+              if CHAPTER_NAME.match(Path(entry.get("file", "")).name)]
+
+
+def chapter_of(docname: str) -> str:
+    """The chapter number of a chapter page: «30» for book/ch30-learned-heads."""
+    return CHAPTER_NAME.match(Path(docname).name)[0][2:]
 
 
 def page_path(docname: str) -> Path:

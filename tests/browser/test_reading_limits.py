@@ -10,8 +10,9 @@ For every page of ``_toc.yml`` (generic over chapters):
   count, since ``innerText`` leaves out what is not rendered;
 * nothing scrolls sideways either once every fold is open (solutions, answers,
   hidden cells): a code block inside a dropdown is narrower than in the text;
-* no figure is scaled below its natural width (the figure style keeps PNGs
-  within the column, so every text in them stays at least 11 CSS px).
+* every figure is shown at half its pixel width (stored at 2x for HiDPI
+  screens), not scaled further: the figure style keeps figures within the
+  column, so every text in them stays at least 11 CSS px.
 
 Each page opens once for this module; the test that opens every fold runs last.
 """
@@ -40,7 +41,7 @@ SCROLLING_JS = """() => {
 
 SCALED_JS = """() => [...document.querySelectorAll('article img')]
   .filter(img => img.getClientRects().length > 0 && img.naturalWidth > 0)
-  .filter(img => img.getBoundingClientRect().width < img.naturalWidth - 1)
+  .filter(img => Math.abs(2 * img.getBoundingClientRect().width - img.naturalWidth) > 2)
   .map(img => ({src: img.getAttribute('src'), natural: img.naturalWidth,
                 shown: Math.round(img.getBoundingClientRect().width)}))"""
 
@@ -65,11 +66,14 @@ def test_few_six_decimal_numbers_are_visible(open_offline, docname):
 
 
 @pytest.mark.parametrize("docname", ALL_PAGES)
-def test_figures_are_not_scaled_down(open_offline, docname):
+def test_figures_are_shown_at_half_their_pixels(open_offline, docname):
+    """HiDPI: every PNG has twice the pixels of the width it is shown at (so it is
+    sharp on a 2x screen), and is shown at exactly that width, never scaled
+    further down (the figure style keeps every text at 11 CSS px or more)."""
     page = open_offline(docname).page
     wait_for_images(page)
     scaled = page.evaluate(SCALED_JS)
-    assert not scaled, "figures scaled below their natural width (their text shrinks):\n" + "\n".join(
+    assert not scaled, "figures not shown at half their pixel width:\n" + "\n".join(
         f"{img['src']}: {img['natural']} px shown at {img['shown']} px" for img in scaled
     )
 
