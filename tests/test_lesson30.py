@@ -112,6 +112,34 @@ def test_score_spread_matches_numpy_and_grows_like_sqrt_width():
     assert np.ptp(spread.scaled_top) < 0.1                           # scaled one does not
 
 
+def test_softmax_jacobian_norm_is_the_norm_of_the_numeric_jacobian():
+    rng = np.random.default_rng(5)
+    scores = 4.0 * rng.standard_normal((3, 6))
+    weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    weights /= weights.sum(axis=-1, keepdims=True)
+    for row, p in zip(scores, weights, strict=True):
+        step = 1e-6
+        numeric = np.empty((6, 6))
+        for j in range(6):                     # central differences, column j
+            plus, minus = row.copy(), row.copy()
+            plus[j] += step
+            minus[j] -= step
+            soft = [np.exp(s - s.max()) / np.exp(s - s.max()).sum() for s in (plus, minus)]
+            numeric[:, j] = (soft[0] - soft[1]) / (2 * step)
+        want = np.linalg.norm(numeric)
+        assert lesson30.softmax_jacobian_norm(p) == pytest.approx(want, rel=1e-6)
+    assert lesson30.softmax_jacobian_norm(np.eye(4)[1]) == 0.0   # one-hot: no gradient
+    even = np.full(4, 0.25)                    # J = I/4 - 1/16: ||J||^2 = 3/16
+    assert lesson30.softmax_jacobian_norm(even) == pytest.approx(np.sqrt(3 / 16), rel=1e-12)
+
+
+def test_unscaled_wide_heads_pass_almost_no_gradient_to_the_scores():
+    spread = lesson30.score_spread((4, 64, 256), samples=2000)   # as the page
+    assert spread.raw_jacobian[-1] < 0.01 < 0.3 < spread.scaled_jacobian[-1]
+    assert np.all(np.diff(spread.raw_jacobian) < 0)               # shrinks with d_h
+    assert np.ptp(spread.scaled_jacobian) < 0.02                   # scaled: steady
+
+
 # -- RoPE -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("width", "base"), [(2, 100.0), (4, 100.0), (8, 10_000.0)])

@@ -9,7 +9,7 @@ import pytest
 from matplotlib.collections import QuadMesh
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
-from matplotlib.patches import Rectangle
+from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
@@ -57,12 +57,13 @@ def build(name: str) -> Figure:
         "output_mixing": lambda: plots30.output_mixing([
             ("swap", SWAP, lesson30.symbolic_output(SWAP), []),
             ("mix", MIXING, lesson30.symbolic_output(MIXING), [(0, 2)])]),
+        "split_layout": lambda: plots30.split_layout(),
     }[name]()
 
 
 NAMES = ["whole_layer", "learned_losses", "output_pairs", "learned_maps",
          "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative",
-         "output_mixing"]
+         "output_mixing", "split_layout"]
 
 
 def images(fig: Figure) -> list[np.ndarray]:
@@ -70,7 +71,7 @@ def images(fig: Figure) -> list[np.ndarray]:
             if isinstance(image, AxesImage)]
 
 
-def texts(fig: Figure) -> list[str]:
+def texts(fig) -> list[str]:
     return [t.get_text() for t in fig.findobj(Text) if t.get_visible() and t.get_text().strip()]
 
 
@@ -256,13 +257,46 @@ def test_rope_relative_draws_the_scores_and_the_offsets():
         np.testing.assert_allclose(line.get_xydata(), np.column_stack([m - np.arange(6), SCORES[m]]))
 
 
-def test_output_mixing_draws_both_matrices_and_their_outputs():
+def routes(ax) -> list[tuple[int, int, float]]:
+    """The arrows ``u_r -> y_j`` drawn in a panel, as ``(r, j, line width)``: ``u_r`` sits at
+    ``(r, 1)`` and ``y_j`` at ``(j, 0)`` in data coordinates."""
+    found = []
+    for patch in ax.patches:
+        if isinstance(patch, FancyArrowPatch):
+            (x0, y0), (x1, y1) = patch._posA_posB
+            assert y0 > y1                                        # from the Concat row down to y
+            found.append((round(x0), round(x1), patch.get_linewidth()))
+    return sorted(found)
+
+
+def test_output_mixing_draws_one_route_per_nonzero_entry_of_w_o():
     fig = build("output_mixing")
-    swap, mix = images(fig)
-    np.testing.assert_array_equal(swap, SWAP)
-    np.testing.assert_array_equal(mix, MIXING)
-    assert fig.axes[0].get_xlabel() == "y = [c, d, a, b]"
-    assert fig.axes[1].get_xlabel() == "y = [a, b, a + c, d]"
-    assert fig.axes[0].get_ylabel().startswith("$u_r$")         # rows are the coordinates u_r of Concat
-    outlined = [p for p in fig.axes[1].patches if p.get_linestyle() == ":"]
-    assert [(p.get_x() + 0.45, p.get_y() + 0.45) for p in outlined] == [(2, 0)]
+    for ax, weight in zip(fig.axes, (SWAP, MIXING), strict=True):
+        drawn = routes(ax)
+        assert [(r, j) for r, j, _ in drawn] == sorted(zip(*map(list, np.nonzero(weight)), strict=True))
+        labels = [t for t in texts(ax) if "," in t and "$" not in t]
+        assert sorted(labels) == sorted(f"{r},{j}" for r, j, _ in drawn)    # each route names its entry
+    thick = [(r, j) for r, j, w in routes(fig.axes[1]) if w > 2]
+    assert thick == [(0, 2)]                                    # the entry that mixes the heads
+    written = texts(fig)
+    assert [t for t in written if t.startswith("$y_")] == (
+        [f"$y_{j}$={v}" for j, v in enumerate("cdab")] + [f"$y_{j}$={v}" for j, v in enumerate(
+            ["a", "b", "a + c", "d"])])
+
+
+def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
+    fig = plots30.split_layout(tokens=3, width=4, heads=2)
+    cells = [t for t in texts(fig) if len(t) == 2 and t[0] in "abc" and t[1].isdigit()]
+    x = np.array([[f"{'abc'[t]}{f}" for f in range(4)] for t in range(3)])
+    grid = list(x.ravel())
+    right = list(x.reshape(3, 2, 2).transpose(1, 0, 2).ravel())
+    wrong = list(x.reshape(2, 3, 2).ravel())
+    # top row: X, the reshape [T, h, d_h], the heads; bottom row: X, the lone reshape
+    assert cells == grid + grid + right + grid + wrong
+    assert right[:6] == ["a0", "a1", "b0", "b1", "c0", "c1"]        # head 0: its features, every token
+    assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: whole rows of a and b
+    colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    head_of = {c: int(c[1]) // 2 for c in grid}
+    assert colours == [plots30.SPLIT_COLOURS[head_of[c]] for c in cells]   # colour follows the feature
+    with pytest.raises(ValueError, match="dividing"):
+        plots30.split_layout(width=4, heads=3)

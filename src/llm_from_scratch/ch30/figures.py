@@ -7,11 +7,12 @@ Each function takes arrays (from the chapter's example or from
 * ``whole_layer``: the example from ``X`` to ``Y`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
+* ``split_layout``: ``split_heads`` as reshape then transpose, beside a lone reshape;
 * ``score_spread``: why scores are divided by ``sqrt(d_h)``;
 * ``rope_circle``: a RoPE pair as an arrow that turns with the position;
 * ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
 
-* ``output_mixing``: ``W_O`` as a 0/1 mixing matrix on ``u = [a, b, c, d]``;
+* ``output_mixing``: ``W_O`` as routes ``u_r -> y_j`` on ``u = [a, b, c, d]``;
 * ``learned_losses``, ``learned_maps``: heads trained from random weights.
 
 Notation as in the chapter: heads from 0, ``m`` the query position, ``n``
@@ -36,7 +37,7 @@ from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, atte
 from ..text import texts
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
-           "rope_relative", "score_spread", "two_jobs", "whole_layer"]
+           "rope_relative", "score_spread", "split_layout", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
 HEAD_SHADES = ("white", "0.88")
@@ -64,9 +65,9 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
 # -- the whole layer on the example ------------------------------------------------------
 
 # In units of about a pixel of the book's column; y grows downwards.
-FLOW_CELL, FLOW_ROW = 54, 20           # a cell of Q, K, V, H, u, Y: room for "−0.416"
+FLOW_CELL, FLOW_ROW = 58, 21           # a cell of Q, K, V, H, u, Y: room for "−0.416" at FONT
 FLOW_WEIGHT = 48                       # a cell of a weight table: "0.333"
-FLOW_GAP = 44                          # between the two columns of a head's lane
+FLOW_GAP = 40                          # between the two columns of a head's lane
 FLOW_LABELS = 34                       # the row labels "p=0" left of head 0's lane
 
 
@@ -86,7 +87,7 @@ def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of
                                    hatch=MASK_HATCH if masked else None))
             if not masked:
                 ax.text(left + (c + 0.5) * cell, top + (r + 0.5) * FLOW_ROW, _number(values[r, c], decimals),
-                        ha="center", va="center", fontsize=SMALL)
+                        ha="center", va="center", fontsize=FONT)       # the numbers: 13.9 px
     if diagonal:
         for r in range(min(rows, cols)):
             for inset in (1.0, 3.2):
@@ -369,6 +370,96 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     return fig
 
 
+# -- the split as a reshuffle of axes -------------------------------------------------------
+
+SPLIT_CELL, SPLIT_ROW = 34, 22           # canvas units (about a pixel of the column)
+SPLIT_COLOURS = (colormaps[CMAP](0.35, alpha=0.35), colormaps[CMAP](0.9, alpha=0.5))
+
+
+def _split_block(ax: Axes, cells: np.ndarray, left: float, top: float, head_width: int,
+                 *, gap: float = 0.0) -> float:
+    """``cells [rows, cols]`` of ``(token, feature)`` pairs as labelled cells ``"a0"``; each cell
+    is coloured by the head its feature belongs to (head 1 also framed dashed), and a ``gap``
+    opens after every ``head_width`` columns. Returns the right edge."""
+    rows, cols = cells.shape[:2]
+    right = left
+    for r in range(rows):
+        for c in range(cols):
+            token, feature = cells[r, c]
+            head = feature // head_width
+            x = left + c * SPLIT_CELL + (c // head_width) * gap
+            ax.add_patch(Rectangle((x, top + r * SPLIT_ROW), SPLIT_CELL, SPLIT_ROW,
+                                   facecolor=SPLIT_COLOURS[head % 2], edgecolor="0.35",
+                                   linewidth=1.2 if head % 2 else 0.6, linestyle=HEAD_LINES[head % 2]))
+            ax.text(x + SPLIT_CELL / 2, top + (r + 0.5) * SPLIT_ROW, f"{'abcdefgh'[token]}{feature}",
+                    ha="center", va="center", fontsize=SMALL)
+            right = max(right, x + SPLIT_CELL)
+    return right
+
+
+@styled
+def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
+    """How ``split_heads`` moves the numbers of one sequence, and how a lone reshape misplaces them.
+
+    A cell ``a0`` is feature 0 of token ``a`` (tokens ``a, b, c, ...``), coloured by the head the
+    feature belongs to. Top: ``[T, d] -> [T, h, d_h]`` (reshape: each row cut into groups) ``->
+    [h, T, d_h]`` (transpose: one block per head, every token's own features). Bottom: a single
+    reshape to ``[h, T, d_h]`` reads the numbers in memory order and gives head 0 the first
+    ``T * d_h`` numbers, whole rows of early tokens. The batch axis (``B = 1``) is left out.
+    """
+    words = texts("ch30_figures")
+    if width % heads:
+        raise ValueError(f"split_layout needs heads dividing width, got {width} and {heads}")
+    d_h = width // heads
+    cells = np.stack(np.meshgrid(np.arange(tokens), np.arange(width), indexing="ij"), axis=-1)   # [T, d, 2]
+    right_way = cells.reshape(tokens, heads, d_h, 2).transpose(1, 0, 2, 3)                        # [h, T, d_h, 2]
+    wrong_way = cells.reshape(heads, tokens, d_h, 2)
+    band = tokens * SPLIT_ROW
+    height = 2 * band + 150
+    fig = new_figure(width=6.5, height=height / 100)    # with savefig's padding: within 672 px
+    fig.set_layout_engine("none")
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_axis_off()
+    ax.set_xlim(0, 650)
+    ax.set_ylim(height, 0)
+
+    def heads_side_by_side(blocks: np.ndarray, left: float, top: float) -> float:
+        for head, block in enumerate(blocks):
+            x = left + head * (d_h * SPLIT_CELL + 18)
+            _split_block(ax, block, x, top, d_h)
+            ax.text(x + d_h * SPLIT_CELL / 2, top + band + 4, words["head"].format(head=head),
+                    ha="center", va="top", fontsize=SMALL)
+        return left + heads * (d_h * SPLIT_CELL + 18) - 18
+
+    def arrow(start: float, end: float, top: float, text: str) -> None:
+        _flow_arrow(ax, (start + 6, top + band / 2), (end - 6, top + band / 2))
+        ax.text((start + end) / 2, top + band / 2 - 6, text, ha="center", va="bottom", fontsize=SMALL)
+
+    for row, (title, top) in enumerate(((words["split_layout.right"], 26),
+                                        (words["split_layout.wrong"], 26 + band + 72))):
+        ax.text(4, top - 10, title, ha="left", va="bottom", fontsize=FONT)
+        x_right = _split_block(ax, cells, 4, top, d_h)
+        ax.text(4 + width * SPLIT_CELL / 2, top + band + 4, f"[T, d] = {_shape(tokens, width)}",
+                ha="center", va="top", fontsize=SMALL)
+        if row == 0:
+            middle = x_right + 70
+            m_right = _split_block(ax, cells, middle, top, d_h, gap=10)
+            ax.text((middle + m_right) / 2, top + band + 4, f"[T, h, d_h] = {_shape(tokens, heads, d_h)}",
+                    ha="center", va="top", fontsize=SMALL)
+            arrow(x_right, middle, top, "reshape")
+            last = m_right + 70
+            arrow(m_right, last, top, "transpose")
+            blocks = right_way
+        else:
+            last = x_right + 70 + (width * SPLIT_CELL + 10 * (heads - 1)) + 70
+            arrow(x_right, last, top, "reshape")
+            blocks = wrong_way
+        end = heads_side_by_side(blocks, last, top)
+        ax.text((last + end) / 2, top + band + 18, f"[h, T, d_h] = {_shape(heads, tokens, d_h)}",
+                ha="center", va="top", fontsize=SMALL)
+    return fig
+
+
 # -- why sqrt(d_h) --------------------------------------------------------------------------
 
 @styled
@@ -479,30 +570,42 @@ def rope_relative(scores: np.ndarray) -> Figure:
 def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequence[tuple[int, int]]]],
                   symbols: str = "abcd") -> Figure:
     """Each panel: a title, a 0/1 matrix ``W_O [4, 4]``, the output ``u W_O`` for ``u = [a, b, c, d]``
-    written out, and cells to outline. Rows are the coordinates ``u_r`` of the concatenated row,
-    columns are the outputs ``y_j``; dashed lines separate the two heads."""
-    fig = new_figure(height=3.3)
+    written out, and entries to mark. ``W_O`` is drawn as routes: the coordinates ``u_r`` of the
+    concatenated row on top (coloured by head, head 1 framed dashed), the outputs ``y_j`` below, and
+    an arrow ``u_r -> y_j`` for every nonzero ``(W_O)_{r, j}``, labelled ``r,j`` near its start: the
+    row index says where a number comes from, the column index where it goes. Marked entries are
+    drawn thick. In data coordinates ``u_r`` sits at ``(r, 1)`` and ``y_j`` at ``(j, 0)``."""
+    words = texts("ch30_figures")
+    fig = new_figure(height=2.4)
     axes = np.atleast_1d(fig.subplots(1, len(panels)))
+    box_w, box_h = 0.84, 0.3
     for ax, (title, weight, output, marked) in zip(axes, panels, strict=True):
         weight = np.asarray(weight, float)
         size = weight.shape[0]
-        ax.imshow(weight, cmap="Greys", vmin=0, vmax=1.6)
-        for i in range(size):
-            for j in range(size):
-                ax.text(j, i, f"{weight[i, j]:g}", ha="center", va="center", fontsize=FONT,
-                        color="white" if weight[i, j] > 0.8 else "black")
-        for i, j in marked:
-            ax.add_patch(Rectangle((j - 0.45, i - 0.45), 0.9, 0.9, fill=False, edgecolor="black",
-                                   linewidth=2.5, linestyle=":"))
-        half = size / 2 - 0.5
-        ax.axhline(half, color="black", linestyle="--", linewidth=1)
-        ax.axvline(half, color="black", linestyle="--", linewidth=1)
-        ax.set_xticks(range(size), [f"$y_{j}$" for j in range(size)])
-        ax.set_yticks(range(size), list(symbols[:size]))
-        ax.xaxis.tick_top()
-        ax.set_title(title, pad=24)
-        ax.set_xlabel("y = [" + ", ".join(output) + "]")
-    axes[0].set_ylabel(texts("ch30_figures")["output_mixing.rows"])
+        d_h = size // 2
+        ax.set_axis_off()
+        ax.set_xlim(-0.55, size - 0.45)
+        ax.set_ylim(-0.25, 1.25)
+        ax.set_title(title)
+        for r in range(size):
+            head = r // d_h
+            ax.add_patch(Rectangle((r - box_w / 2, 1 - box_h / 2), box_w, box_h, facecolor=SPLIT_COLOURS[head],
+                                   edgecolor="black", linewidth=1.2, linestyle=HEAD_LINES[head]))
+            ax.text(r, 1, f"$u_{r}$={symbols[r]}", ha="center", va="center", fontsize=SMALL)
+        for j in range(size):
+            ax.add_patch(Rectangle((j - box_w / 2, -box_h / 2), box_w, box_h, facecolor="white",
+                                   edgecolor="black", linewidth=0.8))
+            ax.text(j, 0, f"$y_{j}$={output[j]}", ha="center", va="center", fontsize=SMALL)
+        for r, j in zip(*np.nonzero(weight), strict=True):
+            thick = (int(r), int(j)) in {tuple(m) for m in marked}
+            ax.add_patch(FancyArrowPatch((r, 1 - box_h / 2), (j, box_h / 2), arrowstyle="-|>",
+                                         mutation_scale=12, color="black", linewidth=2.4 if thick else 1.0,
+                                         linestyle=HEAD_LINES[r // d_h], shrinkA=1, shrinkB=1))
+            left = j < r                          # a label beside the arrow, on its outer side
+            along = 0.45 if left else 0.22       # leftward ones lower: crossing arrows keep apart
+            ax.text(r + along * (j - r) + (-0.08 if left else 0.08), 1 - box_h / 2 - along * (1 - box_h),
+                    f"{r},{j}", ha="right" if left else "left", va="center", fontsize=SMALL)
+    fig.supxlabel(words["output_mixing.rows"], fontsize=SMALL)
     return fig
 
 

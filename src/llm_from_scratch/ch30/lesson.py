@@ -7,7 +7,8 @@
   (``matched=True``).
 * Why scores are divided by ``sqrt(d_h)``: the spread of raw dot products of
   random rows grows like ``sqrt(d_h)`` and the softmax saturates
-  (``score_spread``).
+  (``score_spread``), and the gradient that reaches the scores through the
+  softmax shrinks (``softmax_jacobian_norm``).
 * RoPE as a rotation: every pair of a head is an arrow that turns by
   ``position * rope_base ** (-2i / d_h)`` (``pair_arrows``); the score of a
   rotated query and key depends only on the offset ``m - n``
@@ -112,6 +113,8 @@ class ScoreSpread:
     scaled_std: np.ndarray    # std of q . k / sqrt(d_h)
     raw_top: np.ndarray       # mean largest softmax weight, raw scores
     scaled_top: np.ndarray    # the same for scaled scores
+    raw_jacobian: np.ndarray  # median ||d softmax / d scores||_F, raw
+    scaled_jacobian: np.ndarray  # the same for scaled scores
     tokens: int
     samples: int
 
@@ -124,6 +127,18 @@ def last_query_weights(scores: np.ndarray) -> np.ndarray:
     return causal_softmax(Tensor(table)).value[:, -1]
 
 
+def softmax_jacobian_norm(weights: np.ndarray) -> np.ndarray:
+    """``[..., T] -> [...]``: the Frobenius norm of the softmax Jacobian
+    ``J = diag(p) - p p^T`` at each row ``p`` of weights: how much of a
+    gradient on the weights reaches the scores. With ``J_ij = p_i (d_ij -
+    p_j)``, ``||J||^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``; it is 0 for a
+    one-hot row and largest for an even one."""
+    p = np.asarray(weights, dtype=np.float64)
+    square = np.sum(p * p, axis=-1)
+    cube = np.sum(p * p * p, axis=-1)
+    return np.sqrt(np.maximum(square - 2.0 * cube + square * square, 0.0))
+
+
 def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
                  tokens: int = 8, samples: int = 2000,
                  seed: int = 30) -> ScoreSpread:
@@ -131,6 +146,7 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
     against ``tokens`` keys, ``samples`` times for every head width."""
     rng = np.random.default_rng(seed)
     raw_std, scaled_std, raw_top, scaled_top = [], [], [], []
+    raw_jac, scaled_jac = [], []
     for width in widths:
         q = rng.standard_normal((samples, 1, width))
         k = rng.standard_normal((samples, tokens, width))
@@ -138,11 +154,15 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
         scaled = raw / np.sqrt(width)
         raw_std.append(raw.std())
         scaled_std.append(scaled.std())
-        raw_top.append(last_query_weights(raw).max(axis=-1).mean())
-        scaled_top.append(last_query_weights(scaled).max(axis=-1).mean())
+        raw_p, scaled_p = (last_query_weights(s) for s in (raw, scaled))
+        raw_top.append(raw_p.max(axis=-1).mean())
+        scaled_top.append(scaled_p.max(axis=-1).mean())
+        raw_jac.append(np.median(softmax_jacobian_norm(raw_p)))
+        scaled_jac.append(np.median(softmax_jacobian_norm(scaled_p)))
     return ScoreSpread(np.array(widths), np.array(raw_std),
                        np.array(scaled_std), np.array(raw_top),
-                       np.array(scaled_top), tokens, samples)
+                       np.array(scaled_top), np.array(raw_jac),
+                       np.array(scaled_jac), tokens, samples)
 
 
 # -- RoPE as a rotation -------------------------------------------------------------
