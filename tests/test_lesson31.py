@@ -109,7 +109,8 @@ def test_the_notebook_solutions_pass_their_checkers():
 
     from llm_from_scratch.ch31 import exercises as ex31
 
-    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"  # the exercises are on the main page
+    # the exercises are on the main page
+    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
     namespace: dict = {}
@@ -137,7 +138,8 @@ def test_the_notebook_stubs_ask_to_be_filled_in():
     import json
     from pathlib import Path
 
-    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"  # the exercises are on the main page
+    # the exercises are on the main page
+    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
     namespace: dict = {}
