@@ -109,6 +109,7 @@ def test_the_notebook_solutions_pass_their_checkers():
 
     from llm_from_scratch.ch31 import exercises as ex31
 
+    # the exercises are on the main page
     path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
@@ -137,6 +138,7 @@ def test_the_notebook_stubs_ask_to_be_filled_in():
     import json
     from pathlib import Path
 
+    # the exercises are on the main page
     path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
     cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
     code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
@@ -154,3 +156,35 @@ def test_the_notebook_stubs_ask_to_be_filled_in():
     from llm_from_scratch.ch31 import exercises as ex31
 
     assert len(checked) == len(ex31.EXERCISES)
+
+
+def test_the_main_page_overview_of_depth_says_what_the_lab_measures():
+    """The main page's paragraph on the 24-block stack: «почти в 800 раз» without
+    residual paths, «меньше чем вдвое» with them at c = 1, RMS «около 5» and growth
+    to the input «примерно в 10 раз» (Pre) and «в 7» (Post) at c = √3."""
+    from llm_from_scratch.ch31 import depth_lab
+
+    def ratio(run):
+        return run.gradient_norms[0] / run.gradient_norms[-1]
+
+    plain = depth_lab.compare(layers=24, width=32)
+    root3 = depth_lab.compare(layers=24, width=32, weight_scale=3 ** 0.5, variants=("pre", "post"))
+    assert 700 < ratio(plain["none"]) < 900
+    for variant in ("pre", "post"):
+        g = plain[variant].gradient_norms
+        assert g.max() / g.min() < 2
+    assert 4.5 < root3["pre"].stream_rms[-1] < 5.5
+    assert 9.5 < ratio(root3["pre"]) < 11.5 and 6.5 < ratio(root3["post"]) < 7.5
+
+
+def test_the_main_page_training_figure_tells_the_story_of_its_prediction():
+    """η = 0.03, four blocks, seed 31: Pre learns, Post stalls, Post with 100 steps
+    of warm-up learns; Adam's first step moves no weight by more than η in either."""
+    from llm_from_scratch.ch31 import training_lab
+
+    verdicts = {(v, w): training_lab.verdict(training_lab.train_stack(variant=v, lr=0.03, warmup=w))
+                for v, w in (("pre", 0), ("post", 0), ("post", 100))}
+    learns, stalls = training_lab.TEXT["verdict.learns"], training_lab.TEXT["verdict.stalls"]
+    assert verdicts == {("pre", 0): learns, ("post", 0): stalls, ("post", 100): learns}
+    for variant in ("pre", "post"):
+        assert training_lab.first_step(variant=variant, layers=4, lr=0.03)["largest"] <= 0.03 + 1e-12

@@ -48,12 +48,14 @@ REFERENCE = {"масштаб √3": 0.5}
 
 BUILDERS = {
     "residual_stream": lambda: plots31.residual_stream(ROWS, token=1),
-    "block_diagram": lambda: plots31.block_diagram(SHAPES),
+    "block_diagram": lambda: plots31.block_diagram(SHAPES, hidden_width=ch31.FEED_FORWARD_WIDTH),
+    "sublayer_orders": plots31.sublayer_orders,
     "head0_scores": lambda: plots31.head0_scores(DERIVATION.query, DERIVATION.keys, DERIVATION.scaled,
                                                  DERIVATION.probabilities),
     "attention_maps": lambda: plots31.attention_maps(FORWARD.attention.attention_weights.value[0]),
     "pre_post_orders": lambda: plots31.pre_post_orders(lesson31.token_summary(PRE), lesson31.token_summary(POST)),
-    "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(history.rnn_style_states([1.0, -0.5, 0.25])),
+    "sequential_vs_parallel": lambda: plots31.sequential_vs_parallel(
+        history.rnn_style_states([1.0, -0.5, 0.25]), [1.0, -0.5, 0.25]),
     "depth_profiles": lambda: plots31.depth_profiles(PROFILES, depth_lab.LABELS),
     "gradient_paths": plots31.gradient_paths,
     "training_curves": lambda: plots31.training_curves(CURVES, REFERENCES, window=5),
@@ -106,17 +108,39 @@ def test_residual_stream_writes_every_row_along_the_line(figures):
     assert sum(t.get_text() == "+" for t in fig.findobj(Text)) == 2
 
 
-def test_block_diagram_shows_shapes_and_two_skip_paths(figures):
+def test_block_diagram_shows_shapes_once_and_two_skip_paths(figures):
     fig = figures["block_diagram"]
     text = "\n".join(texts(fig))
-    for key in ("x", "A", "x'", "F", "y"):
-        assert f"{key}: [1, 3, 4]" in text
-    assert "[1, 2, 3, 3]" in text and "y·P" not in text and "логиты" not in text
+    assert text.count("[1, 3, 4]") == 1                       # the shapes, once
+    assert "x, N$_a$, A, x', N$_f$, F, y: [1, 3, 4]" in text
+    assert "[1, 2, 3, 3]" in text
+    assert f"$d_{{ff}}$ = {ch31.FEED_FORWARD_WIDTH}" in text   # the hidden width, with its value
+    assert "$\\gamma_a$" in text and "$\\gamma_f$" in text      # each norm its own gain
     skips = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 3]
     assert len(skips) == 2
     plus_heights = sorted(t.get_position()[1] for t in fig.findobj(Text) if t.get_text() == "+")
     assert [line.get_ydata()[-1] for line in skips] == plus_heights       # each path ends at its "+"
     assert "остаточный путь 1" in text and "остаточный путь 2" in text
+
+
+def test_block_diagram_groups_shapes_that_differ():
+    shapes = {**SHAPES, "N_a": "[2, 5, 12]"}
+    text = "\n".join(texts(plots31.block_diagram(shapes, hidden_width=32)))
+    assert "x, A, x', N$_f$, F, y: [1, 3, 4]" in text and "N$_a$: [2, 5, 12]" in text
+    assert "$d_{ff}$ = 32" in text
+
+
+def test_sublayer_orders_put_the_norm_in_the_branch_or_on_the_stream(figures):
+    fig = figures["sublayer_orders"]
+    pre, post = fig.axes
+    assert "Pre" in pre.get_title() and "Post" in post.get_title()
+    for ax, in_branch in ((pre, True), (post, False)):
+        norm = next(t for t in ax.texts if t.get_text() == "RMSNorm")
+        plus = next(t for t in ax.texts if t.get_text() == "+")
+        stream = next(line for line in ax.lines if line.get_linewidth() == 4)
+        line_y = stream.get_ydata()[0]
+        assert bool(norm.get_position()[1] > line_y) is in_branch    # above the stream: in the branch
+        assert bool(norm.get_position()[0] < plus.get_position()[0]) is in_branch   # before the "+"
 
 
 def test_head0_scores_draw_the_derivation(figures):
@@ -169,6 +193,8 @@ def test_sequential_vs_parallel_counts_the_steps(figures):
     rnn_text = "\n".join(t.get_text() for t in rnn.texts)
     for value in states:
         assert f"{value:.3f}" in rnn_text
+    for index, value in enumerate(("1", "−0.5", "0.25")):
+        assert f"$u_{index}$ = {value}" in rnn_text
     assert [t.get_text() for t in rnn.texts if t.get_text().startswith("шаг")] == ["шаг 1", "шаг 2", "шаг 3"]
     assert {t.get_text() for t in attention.texts if t.get_text().startswith("шаг")} == {"шаг 1"}
     arrows = [t for t in attention.texts if isinstance(t, Annotation)]

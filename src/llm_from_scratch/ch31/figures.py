@@ -27,7 +27,7 @@ from ..text import texts
 
 __all__ = [
     "attention_maps", "block_diagram", "depth_profiles", "gradient_paths", "head0_scores",
-    "pre_post_orders", "residual_stream", "sequential_vs_parallel", "top_gradient",
+    "pre_post_orders", "residual_stream", "sequential_vs_parallel", "sublayer_orders", "top_gradient",
     "training_curves", "vector_text",
 ]
 
@@ -136,23 +136,22 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
 # -- 2. the block with its skip paths ------------------------------------------
 
 @styled
-def block_diagram(shapes: Mapping[str, str]) -> Figure:
+def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
     """The block from bottom to top: two branches, each bypassed by a
-    residual path that ends in ``+``; every arrow carries its shape.
+    residual path that ends in ``+``. Each node says what it computes; the
+    shapes are written once, grouped (every stream and branch tensor has the
+    stream's shape), with the attention weights and SwiGLU's hidden width.
 
     ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights`` to text such as
-    ``[1, 3, 4]``.
+    ``[1, 3, 4]``; ``hidden_width`` is ``d_ff``.
     """
     words = texts("ch31_figures")
-    fig = new_figure(5.2, 4.9)
+    fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
-    _canvas(ax, 7.0, 9.6)
-    main_x, skip_x = 2.6, 0.6
-    # the main line through both branches
-    _box(ax, main_x, 1.75, words["block_diagram.norm_a"], width=2.9)
-    _box(ax, main_x, 2.95, words["block_diagram.attention"], width=2.9)
-    _box(ax, main_x, 5.75, words["block_diagram.norm_f"], width=2.9)
-    _box(ax, main_x, 6.95, "SwiGLU", width=2.9)
+    _canvas(ax, 9.0, 9.6)
+    main_x, skip_x, side_x = 2.5, 0.6, 4.25
+    for y, key in ((1.75, "norm_a"), (2.95, "attention"), (5.75, "norm_f"), (6.95, "ffn")):
+        _box(ax, main_x, y, words[f"block_diagram.{key}"], width=2.9)
     for start, end in ((0.2, 1.45), (2.05, 2.65), (3.25, 3.98), (4.3, 5.45), (6.05, 6.65), (7.25, 7.98),
                        (8.42, 9.35)):
         _arrow(ax, (main_x, start), (main_x, end))
@@ -164,14 +163,22 @@ def block_diagram(shapes: Mapping[str, str]) -> Figure:
         _arrow(ax, (skip_x, plus_y), (main_x - 0.23, plus_y), width=3)
         ax.text(skip_x - 0.12, (low + plus_y) / 2, words["block_diagram.path"].format(number=number),
                 rotation=90, ha="right", va="center", fontsize=SMALL, color=INK)
-    labels = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
-              "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
-    for key, (y, name) in labels.items():
-        ax.text(main_x + 0.25, y, f"{name}: {shapes[key]}", ha="left",
-                va="center", fontsize=SMALL, color=INK)
-    ax.text(main_x + 1.55, 2.95, words["block_diagram.weights"].format(shape=shapes["weights"]), ha="left",
-            va="center", fontsize=SMALL, color=INK)
-    ax.text(main_x + 1.55, 6.95, words["block_diagram.hidden"], ha="left", va="center", fontsize=SMALL, color=INK)
+    names = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
+             "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
+    for y, name in names.values():
+        ax.text(main_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
+    # what each node does, to its right
+    for y, text in ((1.75, words["block_diagram.norm_does"].format(gain="$\\gamma_a$")),
+                    (2.95, words["block_diagram.attention_does"].format(shape=shapes["weights"])),
+                    (5.75, words["block_diagram.norm_does"].format(gain="$\\gamma_f$")),
+                    (6.95, words["block_diagram.ffn_does"].format(hidden=hidden_width))):
+        ax.text(side_x, y, text, ha="left", va="center", fontsize=SMALL, color=INK)
+    groups: dict[str, list[str]] = {}
+    for key, (_, name) in names.items():
+        groups.setdefault(shapes[key], []).append(name)
+    lines = [words["block_diagram.shapes"]] + [f"{', '.join(group)}: {shape}" for shape, group in groups.items()]
+    ax.text(side_x, 9.3, "\n".join(lines), ha="left", va="top", fontsize=SMALL, color=INK,
+            bbox={"boxstyle": "round,pad=0.35", "facecolor": "white", "edgecolor": "0.6"})
     return fig
 
 
@@ -239,7 +246,49 @@ def attention_maps(weights: np.ndarray) -> Figure:
     return fig
 
 
-# -- 5. pre and post: what changes ---------------------------------------------
+# -- 5. pre and post: one sublayer, two orders --------------------------------
+
+@styled
+def sublayer_orders() -> Figure:
+    """One sublayer in two orders side by side: Pre puts the norm inside the
+    branch (the stream passes the ``+`` untouched), Post puts it on the
+    stream after the ``+``. A picture of wiring only; no data."""
+    words = texts("ch31_figures")
+    fig = new_figure(style.MAX_WIDTH, 2.3)
+    panels = fig.subplots(1, 2)
+    for ax, order in zip(panels, ("pre", "post"), strict=True):
+        _canvas(ax, 5.0, 3.3)
+        line_y, branch_y = 0.9, 2.2
+        ax.set_title(words[f"sublayer_orders.{order}"], fontsize=FONT)
+        ax.plot([0.25, 4.6], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
+        _arrow(ax, (4.4, line_y), (4.85, line_y), width=4)
+        ax.text(0.15, line_y, "x", ha="right", va="center", fontsize=FONT)
+        ax.text(4.7, line_y + 0.25, "x'", ha="right", va="bottom", fontsize=FONT)
+        tap = 0.55
+        ax.plot([tap], [line_y], marker="o", markersize=5, color=INK)
+        _arrow(ax, (tap, line_y), (tap, branch_y - 0.33))
+        if order == "pre":
+            _box(ax, tap + 0.55, branch_y, "RMSNorm", width=1.25, fontsize=SMALL)
+            _box(ax, 2.5, branch_y, words["sublayer_orders.sublayer"], width=1.1, height=0.7,
+                 fontsize=SMALL)
+            _arrow(ax, (tap + 1.18, branch_y), (1.95, branch_y))
+            plus, branch_end = 3.45, 3.05
+        else:
+            _box(ax, tap + 0.5, branch_y, words["sublayer_orders.sublayer"], width=1.1, height=0.7,
+                 fontsize=SMALL)
+            plus, branch_end = 2.1, 1.6
+        _arrow(ax, (branch_end, branch_y), (plus, line_y + 0.22))
+        _plus(ax, plus, line_y)
+        if order == "post":
+            _box(ax, 3.5, line_y, "RMSNorm", width=1.25, dashed=False, fontsize=SMALL)
+        ax.text(1.6 if order == "pre" else 1.05, branch_y + 0.5, words["sublayer_orders.branch"],
+                ha="center", va="bottom", fontsize=SMALL, color=INK)
+        ax.text(2.5, line_y - 0.35, words[f"sublayer_orders.{'untouched' if order == 'pre' else 'normalised'}"],
+                ha="center", va="top", fontsize=SMALL, color=INK)
+    return fig
+
+
+# -- 5b. pre and post: what changes ---------------------------------------------
 
 @styled
 def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Figure:
@@ -286,9 +335,10 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
 # -- 6. a recurrence waits, attention does not ----------------------------------
 
 @styled
-def sequential_vs_parallel(states: Sequence[float]) -> Figure:
-    """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another). Right: every
-    attention row reads the inputs it may see directly (one step for all)."""
+def sequential_vs_parallel(states: Sequence[float], inputs: Sequence[float] | None = None) -> Figure:
+    """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another), with the
+    inputs ``u_t`` written under it when given. Right: every attention row
+    reads the inputs it may see directly (one step for all)."""
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 2.5)
     left, right = fig.subplots(1, 2)
@@ -299,7 +349,9 @@ def sequential_vs_parallel(states: Sequence[float]) -> Figure:
         ax.axis("off")
         ax.set_title(title)
         for t in range(tokens):
-            ax.text(t, 0, f"$u_{t}$" if ax is left else f"$x_{t}$", ha="center", va="center",
+            name = f"$x_{t}$" if ax is right else f"$u_{t}$" if inputs is None else words[
+                "sequential_vs_parallel.input"].format(index=t, value=f"{inputs[t]:g}".replace("-", "−"))
+            ax.text(t, 0, name, ha="center", va="center",
                     fontsize=FONT, bbox={"boxstyle": "round", "facecolor": "white", "edgecolor": INK})
     for t, value in enumerate(states):
         left.text(t, 1.4, f"$s_{t}$\n{value:.3f}", ha="center", va="center", fontsize=SMALL,
