@@ -5,7 +5,9 @@ held-out loss every 50 steps) and the page's table of starts (``SURVEY_SEEDS``, 
 
 Each measurement runs in a fresh Python process (imports done before the clock starts), the
 two cells alternate round after round, and the script prints every time, the range, the median
-and the 1-minute load average around each run. The host is printed first: CPU model and the
+and the 1-minute load average around each run; beside the cell's time, the whole worker's
+(Python's start, the imports, the cell, the exit), as a reader who runs one cell in a fresh
+kernel would wait. The host is printed first: CPU model and the
 cores this process may use, the BLAS NumPy loaded with its kernel and thread count (asked of
 OpenBLAS itself in a worker) and the ``OPENBLAS_*`` variables.
 
@@ -23,6 +25,7 @@ import platform
 import statistics
 import subprocess
 import sys
+import time
 
 CHILD = """
 import json, time
@@ -68,6 +71,13 @@ def worker(code: str) -> object:
     return json.loads(result.stdout)
 
 
+def timed_worker(code: str) -> tuple[float, float]:
+    """The cell's time inside the worker and the worker's whole life (start, imports, exit)."""
+    start = time.perf_counter()
+    inside = worker(code)
+    return inside, time.perf_counter() - start
+
+
 def cpu_model() -> str:
     try:
         with open("/proc/cpuinfo") as cpuinfo:
@@ -93,17 +103,21 @@ def main() -> int:
           f"tokens, d_model {learned_heads.WIDTH}; starts {learned_heads.SURVEY_SEEDS.start}-"
           f"{learned_heads.SURVEY_SEEDS.stop - 1} x {learned_heads.SURVEY_STEPS} steps")
     times: dict[str, list[float]] = {name: [] for name in CALLS}
+    whole: dict[str, list[float]] = {name: [] for name in CALLS}
     loads: list[float] = []
     for round_ in range(args.rounds):
         names = list(CALLS) if round_ % 2 == 0 else list(reversed(CALLS))      # alternate the order
         for name in names:
             loads.append(os.getloadavg()[0])
-            times[name].append(worker(CHILD.format(call=CALLS[name])))
+            inside, process = timed_worker(CHILD.format(call=CALLS[name]))
+            times[name].append(inside)
+            whole[name].append(process)
     loads.append(os.getloadavg()[0])
     for name, seconds in times.items():
         shown = " ".join(f"{s:.2f}" for s in seconds)
         print(f"{name}: {min(seconds):.2f}-{max(seconds):.2f} s, median {statistics.median(seconds):.2f} s "
-              f"({shown})")
+              f"({shown}); whole process with Python's start and the imports: "
+              f"{min(whole[name]):.2f}-{max(whole[name]):.2f} s")
     print(f"1-minute load average during the runs: {min(loads):.2f}-{max(loads):.2f}")
     return 0
 
