@@ -194,24 +194,36 @@ def test_the_twins_start_from_the_same_matrices(runs):
         np.testing.assert_array_equal(a.value, b.value)                # only the grouping into heads differs
 
 
-# -- other random starts: the chapter's table of starts 31-34 ------------------------------
+# -- other random starts: the page's table of starts ------------------------------------
 
-SURVEY_SEEDS, SURVEY_STEPS = range(31, 35), 150
+SURVEY_SEEDS, SURVEY_STEPS = lh.SURVEY_SEEDS, lh.SURVEY_STEPS
 
 
-@pytest.mark.parametrize("seed", SURVEY_SEEDS)
+def test_the_page_surveys_twenty_starts_of_150_steps():
+    assert list(SURVEY_SEEDS) == list(range(31, 51)) and SURVEY_STEPS == 150
+
+
+@pytest.mark.parametrize("seed", SURVEY_SEEDS[:8])
 def test_at_every_start_two_heads_split_the_jobs(seed):
     two = lh.learn(heads=2, steps=SURVEY_STEPS, seed=seed)
     assert sorted(lh.jobs(two.layer)) == ["first", "previous"]
 
 
-@pytest.mark.parametrize(("seed", "job"), [(31, "first"), (32, "previous")])
-def test_the_one_head_keeps_the_job_it_has_after_150_steps(seed, job):
-    """The chapter asks the starts after 150 steps; the choice is made by then."""
-    early = lh.learn(heads=1, steps=SURVEY_STEPS, seed=seed)
-    full = lh.learn(heads=1, seed=seed)
-    assert lh.jobs(early.layer) == lh.jobs(full.layer) == [job]
-    assert lh.held_out_loss(full.layer) >= lh.line_bound(lh.held_out()[1])
+@pytest.mark.parametrize("heads", [1, 2])
+@pytest.mark.parametrize("seed", SURVEY_SEEDS[:4])
+def test_the_jobs_a_layer_has_after_150_steps_stay_to_the_end(seed, heads):
+    """The page asks the starts after 150 steps: every head keeps its job at every
+    held-out checkpoint from there to step 1000."""
+    run = lh.learn(heads=heads, seed=seed, every=lh.EVERY)
+    later = [jobs for step, jobs in zip(run.checkpoints, run.held_out_jobs, strict=True)
+             if step >= SURVEY_STEPS]
+    assert len(later) == (lh.STEPS - SURVEY_STEPS) // lh.EVERY + 1
+    assert set(later) == {tuple(lh.jobs(lh.learn(heads=heads, steps=SURVEY_STEPS, seed=seed).layer))}
+    assert tuple(lh.jobs(run.layer)) == later[-1]
+    if heads == 1:
+        assert lh.held_out_loss(run.layer) >= lh.line_bound(lh.held_out()[1])
+    else:
+        assert sorted(later[-1]) == ["first", "previous"]
 
 
 def test_a_slow_rope_base_learns_the_first_token_much_more_slowly():

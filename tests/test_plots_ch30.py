@@ -141,23 +141,26 @@ def test_learned_losses_draws_the_held_out_losses_and_the_bound():
     assert ax.get_yscale() == "log"
 
 
-def test_output_pairs_draws_outputs_targets_and_the_line_of_collinear_outputs():
+def test_output_pairs_draws_each_column_against_its_target_and_the_line_y_equals_z():
     fig = build("output_pairs")
-    for ax, (title, outputs, targets) in zip(fig.axes, PAIRS, strict=True):
-        assert ax.get_title() == title
-        crosses, circles = ax.collections
-        np.testing.assert_array_equal(crosses.get_offsets(), targets)
-        np.testing.assert_array_equal(circles.get_offsets(), outputs)
-        lines = ax.get_lines()
-        if title == "line":                   # drawn through every output
-            (line,) = lines
-            (x0, y0), (x1, y1) = line.get_xydata()
-            distance = np.abs((x1 - x0) * (outputs[:, 1] - y0) - (y1 - y0) * (outputs[:, 0] - x0))
-            assert distance.max() / np.hypot(x1 - x0, y1 - y0) < 1e-9
-        else:                                 # outputs off one line: no line
-            assert lines == []
-    assert {c.get_label() for c in fig.axes[0].collections} == {"цель $(z_{m-1},\\,z_0)$",
-                                                                 "выход $(y_0,\\,y_4)$"}
+    axes = np.reshape(fig.axes, (2, 2))
+    for row, (title, outputs, targets) in zip(axes, PAIRS, strict=True):
+        for column, ax in enumerate(row):
+            (points,) = ax.collections
+            np.testing.assert_array_equal(points.get_offsets(), np.column_stack([targets[:, column],
+                                                                                 outputs[:, column]]))
+            assert points.get_facecolor().size == 0 and points.get_label() != ""   # hollow, in the legend
+            (exact,) = ax.get_lines()
+            x, y = exact.get_xydata().T
+            np.testing.assert_array_equal(x, y)                                 # the line y = z
+            assert x.min() <= min(targets.min(), outputs.min()) and x.max() >= max(targets.max(), outputs.max())
+            assert exact.get_linestyle() == "--"                                # told apart without colour
+            assert ax.get_title().startswith(f"{title}: ")
+            assert ax.get_xlabel() == ("цель $z_{m-1}$ (предыдущий токен)", "цель $z_0$ (первый токен)")[column]
+            assert ax.get_ylabel() == ("выход $y_0$", "выход $y_4$")[column]
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == ["$y = z$: выход равен цели",
+                                                          "строка m = 2…5 одной последовательности"]
 
 
 def test_learned_maps_draws_every_table_in_its_place():

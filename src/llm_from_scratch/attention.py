@@ -112,9 +112,11 @@ class MultiHeadAttention(Layer):
         q = split_heads(x @ self.w_q, self.heads)
         k = split_heads(x @ self.w_k, self.heads)
         v = split_heads(x @ self.w_v, self.heads)
-        # RoPE turns queries and keys only
-        q_rot = self.rope.rotate(q, position_offset)
-        k_rot = self.rope.rotate(k, position_offset)
+        # RoPE turns queries and keys only; an error names which
+        with chained(MultiHeadAttentionError, "query RoPE"):
+            q_rot = self.rope.rotate(q, position_offset)
+        with chained(MultiHeadAttentionError, "key RoPE"):
+            k_rot = self.rope.rotate(k, position_offset)
         # a causal softmax per head: weights [B, h, T, T], H = A V
         a = causal_scaled_dot_product_self_attention(q_rot, k_rot, v)
         merged = merge_heads(a.output)  # [B, h, T, d_h] -> [B, T, d_model]

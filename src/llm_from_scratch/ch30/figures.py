@@ -13,7 +13,7 @@ Each function takes arrays (from the chapter's example or from
 * ``rope_relative``: ``q_m . k_n`` after RoPE depends only on ``m - n``;
 
 * ``output_mixing``: ``W_O`` as routes ``u_r -> y_j`` on ``u = [a, b, c, d]``;
-* ``learned_losses``, ``learned_maps``: heads trained from random weights.
+* ``learned_losses``, ``learned_maps``, ``output_pairs``: heads trained from random weights.
 
 Notation as in the chapter: heads from 0, ``m`` the query position, ``n``
 the key position, ``p`` the position of any row, ``ℓ`` a RoPE pair, ``u``
@@ -633,32 +633,28 @@ def learned_losses(runs: Sequence[tuple[str, np.ndarray, np.ndarray]], bound: fl
 
 @styled
 def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure:
-    """Each panel ``(title, outputs [N, 2], targets [N, 2])``: the layer's two predicted columns
-    ``(y_0, y_4)`` as circles, what they should be, ``(z_{m-1}, z_0)``, as grey crosses. Where the
-    circles lie on one line (one head: both columns are one number), the line is drawn dashed."""
+    """One row per layer, ``(title, outputs [N, 2], targets [N, 2])``: in the left panel each
+    row's predicted ``y_0`` against its target ``z_{m-1}``, in the right one ``y_4`` against
+    ``z_0``, with the line ``y = z`` (dashed) where a perfect prediction lies."""
     words = texts("ch30_figures")
-    fig = new_figure(height=3.3)
-    axes = np.atleast_1d(fig.subplots(1, len(panels), sharex=True, sharey=True))
-    for ax, (title, outputs, targets) in zip(axes, panels, strict=True):
+    fig = new_figure(height=2.9 * len(panels) + 0.4)
+    axes = np.atleast_2d(fig.subplots(len(panels), 2, sharex=True, sharey=True))
+    reach = 1.05 * max(np.abs(np.asarray(a, float)).max() for _, *arrays in panels for a in arrays)
+    for row, (title, outputs, targets) in zip(axes, panels, strict=True):
         outputs, targets = np.asarray(outputs, float), np.asarray(targets, float)
-        ax.scatter(targets[:, 0], targets[:, 1], marker="x", s=16, color="0.55", linewidths=0.8,
-                   label=words["output_pairs.target"])
-        ax.scatter(outputs[:, 0], outputs[:, 1], marker="o", s=14, facecolors="none", edgecolors="black",
-                   linewidths=0.7, label=words["output_pairs.output"])
-        centre = outputs.mean(axis=0)
-        _, spread, directions = np.linalg.svd(outputs - centre, full_matrices=False)
-        if spread[1] <= 1e-6 * spread[0]:            # collinear: draw the line they lie on
-            reach = 1.2 * np.abs(targets - centre).max()
-            ends = centre + np.outer([-reach, reach], directions[0])
-            ax.plot(ends[:, 0], ends[:, 1], "--", color="black", linewidth=1.0)
-        ax.set_title(title)
-        ax.set_xlabel(words["output_pairs.x"])
-        ax.set_aspect("equal")
-    reach = 1.05 * max(np.abs(np.asarray(t, float)).max() for _, _, t in panels)
-    axes[0].set_xlim(-reach, reach)
-    axes[0].set_ylim(-reach, reach)
-    axes[0].set_ylabel(words["output_pairs.y"])
-    axes[0].legend(loc="upper left", fontsize=SMALL, frameon=True, framealpha=0.9)
+        for column, ax in enumerate(row):
+            ax.plot([-reach, reach], [-reach, reach], "--", color="0.45", linewidth=1.2,
+                    label=words["output_pairs.exact"])
+            ax.scatter(targets[:, column], outputs[:, column], marker="o", s=12, facecolors="none",
+                       edgecolors="black", linewidths=0.7, label=words["output_pairs.points"])
+            ax.set_title(words["output_pairs.title"].format(layer=title, output=words["output_pairs.outputs"][column]))
+            ax.set_xlabel(words["output_pairs.targets"][column])
+            ax.set_ylabel(words["output_pairs.outputs"][column])
+            ax.set_aspect("equal")
+    axes[0, 0].set_xlim(-reach, reach)
+    axes[0, 0].set_ylim(-reach, reach)
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
     return fig
 
 

@@ -49,6 +49,7 @@ FIRST_ROW = 2                      # rows 0 and 1: previous token = first token
 BATCH, STEPS, LEARNING_RATE, SEED = 32, 1000, 0.03, 30
 HELD_OUT, HELD_OUT_SEED = 4096, 3030
 EVERY = 50                         # steps between two held-out losses of the chapter's runs
+SURVEY_SEEDS, SURVEY_STEPS = range(31, 51), 150   # the page's table of other starts
 ONE_HEAD_BOUND = 0.5
 JOBS = ("previous", "first")       # the columns of job_weights
 MAX_STEPS, MAX_LEARNING_RATE, SEEDS = 20_000, 1.0, 2**64
@@ -133,6 +134,7 @@ class Learned:
     run: TrainingRun
     checkpoints: np.ndarray       # the steps at which the held-out loss was taken (0 = before training)
     held_out: np.ndarray          # held_out_loss(layer) at those steps
+    held_out_jobs: tuple[tuple[str, ...], ...] = ()   # jobs(layer) at those steps
 
     @property
     def heads(self) -> int:
@@ -152,16 +154,18 @@ def learn(settings: Settings | None = None, **changes: object) -> Learned:
     def model(x: np.ndarray) -> Tensor:
         return layer.forward(Tensor(x)).output
 
-    checkpoints, held = [], []
+    checkpoints, held, held_jobs = [], [], []
 
     def checkpoint(step: int) -> None:
         if s.every and (step % s.every == 0 or step == s.steps):
+            loss, shares = _held_out_pass(layer)
             checkpoints.append(step)
-            held.append(held_out_loss(layer))
+            held.append(loss)
+            held_jobs.append(_jobs(shares))
 
     checkpoint(0)
     run = fit(model, lambda step: task_batch(step, seed=s.seed), adam, s.steps, two_job_loss, checkpoint)
-    return Learned(s, layer, run, np.array(checkpoints, int), np.array(held))
+    return Learned(s, layer, run, np.array(checkpoints, int), np.array(held), tuple(held_jobs))
 
 
 # -- what the trained layer does, on sequences it never saw ------------------------
@@ -171,8 +175,14 @@ def held_out() -> tuple[np.ndarray, np.ndarray]:
 
 
 def held_out_loss(layer: MultiHeadAttention) -> float:
+    return _held_out_pass(layer)[0]
+
+
+def _held_out_pass(layer: MultiHeadAttention) -> tuple[float, np.ndarray]:
+    """One forward pass over the held-out sequences: the loss and ``job_weights``."""
     x, targets = held_out()
-    return two_job_loss(_layer(layer).forward(Tensor(x)).output.value, targets)[0]
+    forward = _layer(layer).forward(Tensor(x))
+    return two_job_loss(forward.output.value, targets)[0], _job_shares(forward.attention_weights.value.mean(axis=0))
 
 
 def mean_weights(layer: MultiHeadAttention) -> np.ndarray:
@@ -183,14 +193,21 @@ def mean_weights(layer: MultiHeadAttention) -> np.ndarray:
 def job_weights(layer: MultiHeadAttention) -> np.ndarray:
     """``[h, 2]``: per head, the mean weight of rows 2..5 on the previous token and on
     the first token."""
-    weights = mean_weights(layer)
+    return _job_shares(mean_weights(layer))
+
+
+def _job_shares(weights: np.ndarray) -> np.ndarray:
     rows = np.arange(FIRST_ROW, TOKENS)
     return np.stack([weights[:, rows, rows - 1].mean(axis=1), weights[:, rows, 0].mean(axis=1)], axis=1)
 
 
 def jobs(layer: MultiHeadAttention) -> list[str]:
     """Per head, the job it does: ``"previous"`` or ``"first"``, where its weight is larger."""
-    return [JOBS[j] for j in np.argmax(job_weights(layer), axis=1)]
+    return list(_jobs(job_weights(layer)))
+
+
+def _jobs(shares: np.ndarray) -> tuple[str, ...]:
+    return tuple(JOBS[j] for j in np.argmax(shares, axis=1))
 
 
 def line_bound(targets: np.ndarray) -> float:

@@ -32,8 +32,9 @@ TEXT = {
     "learned_losses.bound": "предел одной головы: {bound:.3f}",
     "learned_losses.step": "шаг обучения",
     "learned_losses.loss": "средний квадрат ошибки\nна новых последовательностях",
-    "output_pairs.target": "цель $(z_{m-1},\\,z_0)$",
-    "output_pairs.output": "выход $(y_0,\\,y_4)$",
-    "output_pairs.x": "$y_0$ и $z_{m-1}$",
-    "output_pairs.y": "$y_4$ и $z_0$",
+    "output_pairs.title": "{layer}: {output}",
+    "output_pairs.outputs": ("выход $y_0$", "выход $y_4$"),
+    "output_pairs.targets": ("цель $z_{m-1}$ (предыдущий токен)", "цель $z_0$ (первый токен)"),
+    "output_pairs.exact": "$y = z$: выход равен цели",
+    "output_pairs.points": "строка m = 2…5 одной последовательности",
 }
