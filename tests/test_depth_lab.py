@@ -472,3 +472,8 @@ def test_the_xiong_table_numbers():
     down = relu.tensor_gradient("ffn.down.weight")
     assert f"{down[0]:.3f} {down[-1]:.3f}" == "1.147 0.522"
     assert round(relu.gradient_norms[0] / relu.gradient_norms[-1], 1) == 2.2        # «в 2.2 раза»
+    assert round(down[0] / down[-1]) == 2                                            # «примерно вдвое»
+    top = depth_lab.top_block_gradient(range(1, 25), tensor="ffn.down.weight", variants=("pre",),
+                                       weight_scale=3 ** 0.5)["pre"]
+    product = top * rms[1:]                                                         # «±13 %»
+    assert round((product.max() - product.min()) / (product.max() + product.min()), 2) == 0.13
