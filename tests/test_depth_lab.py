@@ -142,7 +142,7 @@ def test_tables_name_the_norm_each_run_used():
     assert [row[0] for row in depth_lab.summary_table(layer, layers=(1, 2))[1][::2]] == [
         "Pre-LN", "Post-LN", "без остаточных путей, LN"]
     header, rows = depth_lab.gradient_table({"1": rms, "√3": layer}, layers=(1, 2))
-    assert header == ["масштаб весов", "схема", "слой 1", "слой 2"]
+    assert header == ["масштаб весов", "схема", "блок 1", "блок 2"]
     assert [row[:2] for row in rows[::3]] == [["1", "Pre-RMSNorm"], ["√3", "Pre-LN"]]
     assert rows[4][3] == depth_lab.short(layer["post"].gradient_norms[1])
 
@@ -398,7 +398,82 @@ def test_the_depth_lab_exercise_quotes_the_lab():
 def test_summary_table_reads_the_runs():
     runs = depth_lab.compare(layers=3, width=WIDTH, **SMALL)
     header, rows = depth_lab.summary_table(runs, layers=(1, 3))
-    assert header == ["схема", "величина", "слой 1", "слой 3"]
+    assert header == ["схема", "величина", "блок 1", "блок 3"]
     assert len(rows) == 6 and rows[0][0] == depth_lab.LABELS["pre"]
     assert rows[0][2:] == [f"{runs['pre'].stream_rms[1]:.3f}", f"{runs['pre'].stream_rms[3]:.3f}"]
     assert rows[1][3] == f"{runs['pre'].gradient_norms[2]:#.3g}"
+
+
+# -- closer to Xiong et al.: Xavier, no final norm, the gain under a random upstream ----
+
+def test_xavier_stretches_the_same_draws_to_xavier_bounds():
+    plain = depth_lab.build_stack(layers=1, width=WIDTH, **SMALL)[0].parameters()
+    xavier = depth_lab.build_stack(layers=1, width=WIDTH, init="xavier", weight_scale=2.0, **SMALL)[0].parameters()
+    for p, q in zip(plain, xavier, strict=True):
+        if p.ndim == 2:
+            n_in, n_out = p.shape
+            bound = np.sqrt(6.0 / (n_in + n_out))
+            np.testing.assert_allclose(q.value, 2.0 * bound * np.sqrt(n_in) * p.value, rtol=1e-12)
+            assert np.abs(q.value).max() <= 2.0 * bound
+        else:
+            assert np.array_equal(p.value, q.value)
+
+
+def test_without_the_final_norm_the_head_reads_the_last_block():
+    options = {"layers": LAYERS, "width": WIDTH, "variant": "post", **SMALL}
+    weights, (x, head, targets) = setting()
+    from numpy_stack import block, cross_entropy
+    stream = x
+    for w in weights:
+        stream = block(stream, w, "post", heads=SMALL["heads"])
+    result = depth_lab.run(final_norm=False, **options)
+    assert result.loss == pytest.approx(cross_entropy(stream @ head, targets), rel=1e-12)
+    assert result.loss != depth_lab.run(**options).loss
+
+
+def test_random_upstream_gain_matches_the_formula_where_the_real_gradient_does_not():
+    """The page's table: ReLU 1.000 / 1.000 / 1.020, SwiGLU 1.131 / 1.123 / 1.146."""
+    quoted = {"relu": ("1.000", "1.000", "1.020"), "swiglu": ("1.131", "1.123", "1.146")}
+    for ffn, numbers in quoted.items():
+        only = depth_lab.Settings(layers=24, width=32, variant="post", ffn=ffn, branches="ffn",
+                                  weight_scale=3 ** 0.5)
+        noise = gradient_gain.random_upstream_gain(only)
+        assert noise == gradient_gain.random_upstream_gain(only)            # deterministic
+        real = gradient_gain.measured_gain(depth_lab.run(only))
+        got = (f"{gradient_gain.ffn_gains(ffn, 3 ** 0.5).post:.3f}", f"{noise:.3f}", f"{real:.3f}")
+        assert got == numbers
+        assert real > noise                                                 # «лишние 1–2 %»
+    # a stack whose every block is the identity (Pre, both sublayers' branches zero) passes noise
+    # unchanged: the gain is exactly 1, so the ratio is read from the right gradient
+    frozen = gradient_gain.random_upstream_gain(layers=3, width=WIDTH, variant="pre", branches="attention",
+                                                weight_scale=1e-300 ** 0.25, **SMALL)
+    assert frozen == pytest.approx(1.0, abs=1e-12)
+
+
+def test_the_paper_like_stack_leans_either_way_by_seed():
+    """«у трёх зёрен из пяти профиль растёт к выходу»; the multiplier 0.99 … 1.05."""
+    paper = depth_lab.Settings(layers=24, width=32, variant="post", norm="layer", ffn="relu", init="xavier",
+                               final_norm=False)
+    labs = [depth_lab.run(paper, seed=seed) for seed in range(31, 36)]
+    to_output = [lab.gradient_norms[0] < lab.gradient_norms[-1] for lab in labs]
+    assert to_output == [True, False, True, True, False]
+    gains = [gradient_gain.measured_gain(lab) for lab in labs]
+    assert f"{min(gains):.2f} {max(gains):.2f}" == "0.99 1.05"
+
+
+def test_the_xiong_table_numbers():
+    root3 = depth_lab.compare(layers=24, width=32, weight_scale=3 ** 0.5, variants=("pre", "post"))
+    pre, post = (root3[v].gradient_norms for v in ("pre", "post"))
+    assert f"{pre[0] / pre[-1]:.1f} {post[0] / post[-1]:.1f}" == "10.5 7.1"
+    rms = root3["pre"].stream_rms
+    assert round(rms[-1] / rms[1], 1) == 3.6
+    assert rms[1] ** 2 == pytest.approx(2.0, abs=0.1) and rms[-1] ** 2 == pytest.approx(25.0, abs=0.3)  # 1 + L
+    relu = depth_lab.run(layers=24, width=32, variant="post", ffn="relu", weight_scale=3 ** 0.5)
+    down = relu.tensor_gradient("ffn.down.weight")
+    assert f"{down[0]:.3f} {down[-1]:.3f}" == "1.147 0.522"
+    assert round(relu.gradient_norms[0] / relu.gradient_norms[-1], 1) == 2.2        # «в 2.2 раза»
+    assert round(down[0] / down[-1]) == 2                                            # «примерно вдвое»
+    top = depth_lab.top_block_gradient(range(1, 25), tensor="ffn.down.weight", variants=("pre",),
+                                       weight_scale=3 ** 0.5)["pre"]
+    product = top * rms[1:]                                                         # «±13 %»
+    assert round((product.max() - product.min()) / (product.max() + product.min()), 2) == 0.13

@@ -216,7 +216,7 @@ def test_depth_profiles_draw_each_run_of_each_panel(figures):
             np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
         assert grad_ax.get_yscale() == "log" and rms_ax.get_yscale() == "linear"
     assert len({line.get_linestyle() for line in axes[0, 0].get_lines()}) == 3     # not colour alone
-    assert axes[1, 0].get_xlabel() == "слой l (0 — вход)"
+    assert axes[1, 0].get_xlabel() == "после блока l (0 — вход)"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(depth_lab.LABELS.values())
 
 
@@ -239,6 +239,15 @@ def test_gradient_paths_split_at_every_plus_and_put_a_norm_on_the_post_stream_on
     assert len(down) == 4 and all(a[1] > b[1] for a, b in down)    # back to the stream at each tap
     over = [line for line in ax.get_lines() if line.get_linestyle() != "-"]
     assert len(over) == 4 and all(line.get_xdata()[0] > line.get_xdata()[-1] for line in over)
+    # Pre's path of identities alone is highlighted, Post has none; it runs under the Pre stream
+    (band,) = [line for line in ax.get_lines() if line.get_color() == plots31.IDENTITY_HIGHLIGHT]
+    assert band.get_xdata()[0] > band.get_xdata()[-1]
+    assert min(band.get_ydata()) > post_title.get_position()[1]
+    assert edition.texts("ch31_figures")["gradient_paths.identity_only"] in text
+    # J labels: a mathtext sub/superscript is 0.7 of its text; it too shows at >= 11 CSS px
+    labels = [t for t in ax.texts if t.get_text().startswith("J$")]
+    assert len(labels) == 6
+    assert all(0.7 * t.get_fontsize() / 72 * style.DPI >= style.MIN_CSS_PX for t in labels)
 
 
 def test_training_curves_draw_the_running_mean_and_the_references(figures):

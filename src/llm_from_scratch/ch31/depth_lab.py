@@ -20,7 +20,12 @@ stream and of each block's parameters.
 Two switches isolate the parts: ``ffn="relu"`` replaces SwiGLU by
 ``ReLU(x W_gate) W_down`` (the same two matrices, ``W_up`` left out), the
 network of the original Transformer; ``branches="attention"`` or ``"ffn"``
-keeps one sublayer of every block and makes the other the identity.
+keeps one sublayer of every block and makes the other the identity. Two more
+bring the stack closer to Xiong et al. (2020): ``init="xavier"`` rescales
+every matrix ``[n_in, n_out]`` drawn on ``±1/sqrt(n_in)`` to Xavier's
+``±sqrt(6 / (n_in + n_out))`` (the same draws), and ``final_norm=False``
+puts the head straight on the last block, as in a Post-LN Transformer,
+whose last sublayer already ends with a norm.
 
 A lab's settings are one ``Settings``, checked where it is made: a bad one
 gets a ``DepthLabError`` that names the setting, the value and the allowed
@@ -40,7 +45,7 @@ import numpy as np
 
 from ..attention import MultiHeadAttention
 from ..block import DecoderBlock, DecoderBlockConfig
-from ..book.settings import Check, changed, choice, integer
+from ..book.settings import Check, changed, choice, flag, integer
 from ..book.training import cross_entropy
 from ..checks import shown
 from ..errors import DepthLabError, LlmFromScratchError, chained
@@ -56,6 +61,7 @@ VARIANTS = ("pre", "post", "none")
 NORMS = ("rms", "layer")
 FFNS = ("swiglu", "relu")
 BRANCHES = ("both", "attention", "ffn")
+INITS = ("package", "xavier")
 LABELS = {variant: TEXT[f"label.{variant}"] for variant in VARIANTS}
 LAYER_NORM_LABELS = {variant: TEXT[f"label.layer.{variant}"]
                      for variant in VARIANTS}
@@ -89,6 +95,8 @@ class Settings:
     ffn: str = "swiglu"             # "relu": ReLU(x W_gate) W_down
     branches: str = "both"          # or keep "attention" or "ffn" only
     weight_scale: float = 1.0       # multiplies every weight matrix
+    init: str = "package"           # "xavier": ±sqrt(6 / (n_in + n_out))
+    final_norm: bool = True         # False: the head reads the last block
     heads: int = 4
     ffn_width: int | None = None    # None: 4 * width
     batch: int = 4
@@ -101,9 +109,12 @@ class Settings:
         check.integer("layers", 1, MAX_LAYERS)
         check.integer("width", 1, MAX_WIDTH)
         for name, options in (("variant", VARIANTS), ("norm", NORMS),
-                              ("ffn", FFNS), ("branches", BRANCHES)):
+                              ("ffn", FFNS), ("branches", BRANCHES),
+                              ("init", INITS)):
             check.choice(name, options)
         check.number("weight_scale", 0, MAX_WEIGHT_SCALE)
+        object.__setattr__(self, "final_norm", flag(
+            self.final_norm, f"{self.LAB} final_norm", DepthLabError))
         check.integer("heads", 1, MAX_HEADS)
         if self.width % self.heads or self.width // self.heads % 2:
             raise DepthLabError(
@@ -161,18 +172,33 @@ class Parts:
 # -- three wirings of the same parts -----------------------------------------
 
 def pre_norm(p: Parts, x: Tensor) -> Tensor:
+    _wired(p, x, "pre")
     x1 = x + p.attention(p.attention_norm(x))          # x'
     return x1 + p.feed_forward(p.feed_forward_norm(x1))
 
 
 def post_norm(p: Parts, x: Tensor) -> Tensor:
+    _wired(p, x, "post")
     x1 = p.attention_norm(x + p.attention(x))          # x'
     return p.feed_forward_norm(x1 + p.feed_forward(x1))
 
 
 def no_residual(p: Parts, x: Tensor) -> Tensor:
+    _wired(p, x, "none")
     x1 = p.attention(p.attention_norm(x))              # x'
     return p.feed_forward(p.feed_forward_norm(x1))
+
+
+def _wired(p: object, x: object, variant: str) -> None:
+    """A wiring's arguments: ``Parts`` and a ``Tensor [B, T, d]``."""
+    if not isinstance(p, Parts):
+        raise DepthLabError(f"depth lab {variant} wiring parts must be "
+                            f"Parts, got {type(p).__name__}")
+    if not isinstance(x, Tensor) or x.ndim != 3:
+        got = (f"Tensor of shape {list(x.shape)}" if isinstance(x, Tensor)
+               else type(x).__name__)
+        raise DepthLabError(f"depth lab {variant} wiring input must be a "
+                            f"Tensor [B, T, d], got {got}")
 
 
 STEPS: dict[str, Callable[[Parts, Tensor], Tensor]] = {
@@ -245,11 +271,21 @@ def keep_branches(p: Parts, branches: str, variant: str) -> Parts:
 
 # -- the stack ---------------------------------------------------------------
 
-def _scaled(block: DecoderBlock, factor: float,
+def _factor(shape: tuple[int, ...], settings: Settings) -> float:
+    """What a matrix ``[n_in, n_out]`` drawn on ``±1/sqrt(n_in)`` is
+    multiplied by: ``weight_scale``, times ``sqrt(6 n_in / (n_in + n_out))``
+    under ``init="xavier"`` (Xavier's bound ``sqrt(6 / (n_in + n_out))``)."""
+    n_in, n_out = shape
+    xavier = math.sqrt(6.0 * n_in / (n_in + n_out))
+    return settings.weight_scale * (xavier if settings.init == "xavier"
+                                    else 1.0)
+
+
+def _scaled(block: DecoderBlock, settings: Settings,
             config: DecoderBlockConfig) -> DecoderBlock:
-    """The same block with every weight matrix multiplied by ``factor``."""
-    p = [Parameter(q.name, factor * q.value) if q.ndim == 2 else q
-         for q in block.parameters()]
+    """The same block with every weight matrix multiplied by its factor."""
+    p = [Parameter(q.name, _factor(q.shape, settings) * q.value)
+         if q.ndim == 2 else q for q in block.parameters()]
     attention = MultiHeadAttention(
         *p[1:5], heads=config.heads, max_positions=config.max_positions,
         rope_base=config.rope_base)
@@ -267,9 +303,8 @@ def build_stack(settings: Settings | None = None,
                  f", heads {config.heads})"):
         blocks = [DecoderBlock.new(f"layer{index}", config, rng)
                   for index in range(settings.layers)]
-    if settings.weight_scale != 1.0:
-        blocks = [_scaled(block, settings.weight_scale, config)
-                  for block in blocks]
+    if settings.weight_scale != 1.0 or settings.init != "package":
+        blocks = [_scaled(block, settings, config) for block in blocks]
     return blocks
 
 
@@ -377,7 +412,8 @@ class _Stack:
         """The final RMSNorm, the head and the loss on ``output``; the
         gradient sent back to a leaf holding it, and the loss."""
         x_top = Tensor(output.value, requires_grad=True)
-        top = self.final_norm.forward(x_top)      # [B, T, d]
+        top = (self.final_norm.forward(x_top)     # [B, T, d]
+               if self.settings.final_norm else x_top)
         loss, grad_logits = cross_entropy(top.value @ self.head,
                                           self.targets)
         top.backward(grad_logits @ self.head.T)   # dLoss/d(top): [B, T, d]

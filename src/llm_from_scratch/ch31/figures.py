@@ -456,6 +456,8 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
 # -- 9. the backward path -------------------------------------------------------
 
 GRADIENT_STYLE = (0, (4, 2))     # dashed: every path of the gradient
+PATH_FONT = FONT + 2             # J labels: their sub- and superscripts stay >= 11 CSS px
+IDENTITY_HIGHLIGHT = "#fde725"   # viridis' yellow, under Pre's path of identities only
 
 
 def _gradient_arrow(ax: Axes, start: tuple[float, float], end: tuple[float, float]) -> None:
@@ -471,22 +473,28 @@ def gradient_paths() -> Figure:
     to the input. At every ``+`` it splits: one path stays on the stream (the
     ``I`` of the Jacobian), the other goes back through the branch (``J_N^T
     J_f^T`` in Pre, ``J_f^T`` in Post); in Post every path also crosses the
-    norm on the stream, which divides it by the RMS there."""
+    norm on the stream, which divides it by the RMS there. Pre's path of
+    identities alone is highlighted (a wide yellow band under it, and named)."""
     words = texts("ch31_figures")
-    fig = new_figure(style.MAX_WIDTH, 4.9)
+    fig = new_figure(style.MAX_WIDTH, 5.0)
     ax = fig.add_subplot()
-    _canvas(ax, 10.0, 9.8)
-    for top, order, name in ((9.5, "pre", "Pre: x′ = x + f(N(x))"),
-                             (4.6, "post", "Post: x′ = N(x + f(x))")):
-        line_y, branch_y, grad_y = top - 2.75, top - 1.55, top - 3.35
+    _canvas(ax, 10.0, 10.0)
+    for top, order, name in ((9.8, "pre", "Pre: x′ = x + f(N(x))"),
+                             (4.75, "post", "Post: x′ = N(x + f(x))")):
+        line_y, branch_y, grad_y = top - 2.75, top - 1.55, top - 3.4
         ax.text(0.1, top, name, fontsize=FONT, ha="left", va="center", color=INK, weight="bold")
         ax.plot([0.5, 9.4], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
         _arrow(ax, (9.1, line_y), (9.55, line_y), width=4)
         ax.text(0.35, line_y, "x", ha="right", va="center", fontsize=FONT)
         ax.text(9.65, line_y, "y", ha="left", va="center", fontsize=FONT)
         # the path on the stream, under the line, from the output to the input
+        if order == "pre":
+            ax.plot([9.4, 0.5], [grad_y, grad_y], color=IDENTITY_HIGHLIGHT, linewidth=9,
+                    solid_capstyle="round", zorder=2, label="identity path")
         _gradient_arrow(ax, (9.4, grad_y), (0.5, grad_y))
-        ax.text(0.55, grad_y - 0.2, words["gradient_paths.to_input"], ha="left", va="top", fontsize=SMALL, color=INK)
+        below = (words["gradient_paths.identity_only"] if order == "pre"
+                 else words["gradient_paths.to_input"])
+        ax.text(0.55, grad_y - 0.25, below, ha="left", va="top", fontsize=FONT, color=INK)
         for index, start in enumerate((0.9, 5.1)):
             plus = start + 2.4
             source = "x" if index == 0 else "x′"
@@ -504,13 +512,13 @@ def gradient_paths() -> Figure:
             _gradient_arrow(ax, (start - 0.15, over), (start - 0.15, line_y + 0.08))
             branch_label = "J$_N^T$ J$_f^T$" if order == "pre" else "J$_f^T$"
             ax.text(start + 1.15, over + 0.08, branch_label, ha="center", va="bottom",
-                    fontsize=SMALL, color=INK)
-            ax.text((start + plus) / 2, grad_y + 0.08, "I", ha="center", va="bottom", fontsize=SMALL,
+                    fontsize=PATH_FONT, color=INK)
+            ax.text((start + plus) / 2, grad_y + 0.12, "I", ha="center", va="bottom", fontsize=PATH_FONT,
                     color=INK)
             if order == "post":
                 _box(ax, plus + 0.75, line_y, "N", width=0.55, dashed=False)
-                ax.text(plus + 0.75, grad_y - 0.2, "J$_N^T$: ÷ RMS", ha="center", va="top",
-                        fontsize=SMALL, color=INK)
+                ax.text(plus + 0.75, grad_y - 0.25, "J$_N^T$: ÷ RMS", ha="center", va="top",
+                        fontsize=PATH_FONT, color=INK)
             if index == 0:       # x' between the two sublayers, on the line
                 ax.text(start + 3.8 if order == "post" else start + 3.1, line_y + 0.12, "x′",
                         ha="center", va="bottom", fontsize=FONT, color=INK)

@@ -13,9 +13,9 @@ Pre: ``y = x + f(N(x))``; the branch reads ``x / RMS(x)``, so
 
     ||dL/dx||² / ||dL/dy||²  ≈  1 + γ_J / RMS(x)².
 
-For the lab's feed-forward networks (weights uniform on ``±k/sqrt(n_in)``,
-variance ``k² / (3 n_in)``) every pre-activation ``a = x W`` of a unit-RMS row
-has variance ``s² = k² / 3``, and with ``a, b ~ N(0, s²)``:
+For the lab's feed-forward networks (weights uniform on ``±c/sqrt(n_in)``,
+variance ``c² / (3 n_in)``) every pre-activation ``a = x W`` of a unit-RMS row
+has variance ``s² = c² / 3``, and with ``a, b ~ N(0, s²)``:
 
 * SwiGLU ``(SiLU(a) ⊙ b) W_down``: ``γ_f = s⁴ E[SiLU(a)²]``,
   ``γ_J = s⁴ (E[SiLU(a)²] + s² E[SiLU'(a)²])`` — the product of two linear
@@ -35,15 +35,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..book.settings import choice, number
+from ..book.settings import changed, choice, number
 from ..checks import finite_number
 from ..errors import DepthLabError
+from ..rng import SplitMix64
 from ..tensor import Tensor, silu
-from .depth_lab import FFNS, MAX_WEIGHT_SCALE, DepthRun
+from .depth_lab import FFNS, MAX_WEIGHT_SCALE, SEEDS, DepthRun, Settings, _Stack
 
 _NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(80)   # N(0, 1)
 _WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
-MAX_SPREAD = MAX_WEIGHT_SCALE    # s of the lab's pre-activations is k / sqrt(3)
+MAX_SPREAD = MAX_WEIGHT_SCALE    # s of the lab's pre-activations is c / sqrt(3)
 
 
 def expectation(function: Callable[[np.ndarray], np.ndarray], s: float) -> float:
@@ -136,6 +137,38 @@ def measured_gain(run: DepthRun) -> float:
         except FloatingPointError as error:
             raise DepthLabError(f"measured gain of stream gradients {g[1]:.3g} … {g[-2]:.3g} "
                                 f"overflows ({error})") from error
+
+
+def random_upstream_gain(settings: Settings | None = None,
+                         **changes: object) -> float:
+    """The gain per block when the gradient arriving from above is replaced
+    by noise: each block of the lab's stack (at its own input) gets a fresh
+    upstream ``v [B, T, d]`` of independent unit-variance entries (uniform,
+    from ``SplitMix64(seed + 2)``), and the gain is the geometric mean of
+    ``||J^T v|| / ||v||`` over the blocks ``measured_gain`` uses. This is the
+    setting of the moment formula; ``measured_gain`` gives the lab's real
+    gradient, which has passed the blocks above."""
+    settings = changed(Settings, settings, changes)
+    if settings.layers < 3:
+        raise DepthLabError("random upstream gain needs a stack of 3 blocks "
+                            f"or more, got layers={settings.layers}")
+    stack = _Stack(settings)
+    rng = SplitMix64((settings.seed + 2) % SEEDS)
+    ratios = []
+    with stack.numerics():
+        inputs, _ = stack.forward(settings.layers)
+        for parts, x_l in zip(stack.parts, inputs, strict=True):
+            x = Tensor(x_l.value, requires_grad=True)   # a graph of its own
+            y = stack.wire(parts, x)
+            v = math.sqrt(3.0) * (2.0 * rng.next_f64(x.value.size)
+                                  .reshape(x.shape) - 1.0)
+            y.backward(v)
+            ratios.append(float(np.linalg.norm(x.grad) / np.linalg.norm(v)))
+        inner = np.array(ratios[1:-1])   # as measured_gain: not the ends
+        if not np.all(inner > 0):
+            raise DepthLabError("random upstream gain needs nonzero "
+                                "gradients, got a block that passes none")
+        return float(np.exp(np.mean(np.log(inner))))
 
 
 def predicted_pre_ratio(run: DepthRun, gains: BranchGains) -> float:

@@ -12,7 +12,7 @@ TEXT = {
     "depth.scale": "масштаб весов",
     "depth.wiring": "схема",
     "depth.quantity": "величина",
-    "depth.layer": "слой {layer}",
+    "depth.layer": "блок {layer}",
     "depth.stream_rms": "RMS потока",
     "depth.gradient": "градиент",
     # training_lab.verdict
