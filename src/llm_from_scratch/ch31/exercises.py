@@ -77,7 +77,7 @@ E5 = Questions("31.5", fields=[Field(None, read_int, _COUNT, {
 E6 = Questions("31.6", fields=[option("post", 1), option("first", 1), option("example", 2, {3: "first.3"})])
 
 # 31.7-31.9: code against the library on hidden blocks -------------------------------------------
-def _random_block(seed: int, gains: bool = False) -> DecoderBlock:   # with gains: g_a and g_f differ, not 1
+def _random_block(seed: int, gains: bool = False) -> DecoderBlock:   # with gains: gamma_a and gamma_f differ, not 1
     config = DecoderBlockConfig(model_width=8, heads=2, feed_forward_width=12, max_positions=4)
     block, draws = DecoderBlock.new("hidden", config, SplitMix64(seed)), np.linspace(0.5, 1.5, 8)
     norms = [RmsNorm(Parameter(f"hidden.{n}.gain", g), epsilon=1e-5) for n, g in (
