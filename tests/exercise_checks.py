@@ -4,6 +4,7 @@
   own ``mistakes`` are tested from the tables), each with the text key its feedback must carry;
 * ``SECRETS``: what no wrong answer's feedback may say (each leaked the answer in an earlier checker);
 * ``PROBES``: answers a learner tries one after another to corner the right one;
+* ``BLIND``: functions that probe a code exercise whose feedback must not show the reference's values;
 * ``broken`` and ``slips``: learner functions that fail in every way a function can.
 """
 
@@ -91,7 +92,12 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
     ("30", 4): [1, 2, 3, 4], ("30", 7): [{"ends": k, "why": k} for k in range(1, 5)],
     ("30", 6): [{"unchanged": set(), "may_change": set()}, {"unchanged": set(range(5)), "may_change": set(range(5))}],
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
-    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)],
+    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 12): [1, 2, 3, 4],
+}
+
+BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1
+    ("31", 9): [lambda d, h, f: 0, lambda d, h, f: 1],
+    ("31", 13): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
 }
 
 

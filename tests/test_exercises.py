@@ -38,7 +38,7 @@ from llm_from_scratch.ch31 import depth_lab
 from llm_from_scratch.heads import split_heads
 from llm_from_scratch.tensor import causal_softmax
 
-from exercise_checks import PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, sleeps, swallows
+from exercise_checks import BLIND, PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, sleeps, swallows
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
 MODULES = {chapter: importlib.import_module(f"llm_from_scratch.ch{chapter}.exercises") for chapter in CHAPTERS}
@@ -315,7 +315,8 @@ def test_near_misses_show_the_gap_and_the_tolerance():
     assert numbers and numbers[0][0] != numbers[0][1], "the two numbers differ where they are shown"
     f32 = str(feedback("30", 9, lambda x, h: ex30.E9.solution()(x, h).astype(np.float32)))
     assert "тип float32, у библиотеки float64" in f32, f32
-    assert "получено 9, у библиотеки" in str(feedback("31", 9, lambda d, h, f: 9))   # a scalar as a scalar
+    count = str(feedback("31", 9, lambda d, h, f: 9))   # a scalar as a scalar, without the library's count
+    assert "получено 9:" in count and "у библиотеки" not in count, count
 
 
 def test_the_pass_counter_counts_hidden_cases():
@@ -387,6 +388,20 @@ def test_a_wrong_choice_is_answered_alike_whatever_the_right_one(chapter, number
             twin = dataclasses.replace(item, fields=(*item.fields[:index], moved, *item.fields[index + 1:]))
             for value in (v for v in domain if v not in (field.right, other)):
                 assert item.judge(field, value) == twin.judge(moved, value), (field.key, value, other)
+
+
+@pytest.mark.parametrize(("chapter", "number"), sorted(BLIND))
+def test_a_blind_function_is_not_told_the_reference(chapter, number):
+    """31.9 once printed the library's count for every hidden case (0 everywhere showed 120, 752, 336,
+    2976: enough to fit the formula 31.5 asks for); 31.13's feedback must not show the Jacobian. Those
+    feedbacks name the failing cases, never a value of the reference."""
+    item = exercise(chapter, number)
+    values = {value for arguments in item.cases() for value in np.ravel(item.reference(*arguments))}
+    shown = {f"{value:.4g}" for value in values if abs(value) >= 1e-3} - {"0", "1", "-1"}
+    for answer in BLIND[(chapter, number)]:
+        text = str(feedback(chapter, number, answer))
+        leaked = [value for value in shown if re.search(rf"(?<![\d.]){re.escape(value)}(?![\d])", text)]
+        assert not leaked and "у библиотеки" not in text, f"{leaked}:\n{text}"
 
 
 def test_the_elimination_checks_catch_a_leaky_field():

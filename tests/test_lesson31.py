@@ -115,7 +115,7 @@ def test_the_notebook_solutions_pass_their_checkers():
     code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
     namespace: dict = {}
     exec(code[1], namespace)                                   # the setup cell after the install check
-    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters"}
+    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters", 13: "rmsnorm_jacobian"}
     found = set()
     for cell in cells:
         text = "".join(cell["source"])
@@ -188,3 +188,42 @@ def test_the_main_page_training_figure_tells_the_story_of_its_prediction():
     assert verdicts == {("pre", 0): learns, ("post", 0): stalls, ("post", 100): learns}
     for variant in ("pre", "post"):
         assert training_lab.first_step(variant=variant, layers=4, lr=0.03)["largest"] <= 0.03 + 1e-12
+
+
+def test_exercise_31_12_reads_what_eight_blocks_of_post_do_with_warm_up():
+    """The checker of 31.12 does not train: its right answer (option 2) is the lab's verdict on seed 31,
+    and the folded solution's count over seeds 31-40 is what the lab gives (none of them learns)."""
+    from llm_from_scratch.ch31 import exercises as ex31
+    from llm_from_scratch.ch31 import training_lab
+
+    options = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}
+    runs = {s: training_lab.train_stack(variant="post", layers=8, lr=0.03, warmup=100, seed=s) for s in range(31, 41)}
+    verdicts = [training_lab.verdict(run) for run in runs.values()]
+    assert ex31.EXERCISES[12].fields[0].right == options[verdicts[0]] == 2
+    assert ex31.EXERCISES[12].feedback(options[verdicts[0]]).correct
+    assert {v: verdicts.count(v) for v in dict.fromkeys(verdicts)} == {
+        "почти не учится": 8, "не учится": 1, "учится, потом срывается": 1}
+    smooth = training_lab.smoothed(runs[31].losses)   # the solution's story: down to about 2.1, back to about 2.3
+    assert round(float(smooth[99]), 1) == 2.1 and round(float(smooth[-1]), 1) == 2.3
+    assert smooth[:100].min() > 2 and training_lab.first_below(training_lab.train_stack(
+        variant="post", lr=0.03, warmup=100)) == 80        # four blocks get below 2 at about step 80
+
+
+def test_exercise_31_13_checks_against_central_differences():
+    """The reference of 31.13 is the checker's own central differences; they agree with the
+    closed form and with the library's backward of RMSNorm far inside the tolerance."""
+    import numpy as np
+
+    from llm_from_scratch import Parameter, RmsNorm, Tensor
+    from llm_from_scratch.book.exercises import ATOL
+    from llm_from_scratch.ch31 import exercises as ex31
+
+    for u, gamma, eps in ex31.E13.cases():
+        numeric = ex31.E13.reference(u, gamma, eps)
+        assert np.abs(numeric - ex31._formula(u, gamma, eps)).max() < ATOL / 10
+        rows = []
+        for i in range(u.size):   # row i of J: the backward of y_i
+            x = Tensor(u, requires_grad=True)
+            RmsNorm(Parameter("gain", gamma), epsilon=eps).forward(x).backward(np.eye(u.size)[i])
+            rows.append(x.grad)
+        assert np.abs(numeric - np.array(rows)).max() < ATOL / 10
