@@ -1,5 +1,7 @@
 """Test-only data for the exercise contract (``test_exercises.py``), kept out of the package.
 
+* ``SPELLED``: right answers written another way (a number as a string or a float, a label in Cyrillic
+  look-alike letters, a numbered key as a string) that the one reading rule accepts;
 * ``WRONG``: typical wrong answers that the tables' rules, readers and fallbacks answer (the tables'
   own ``mistakes`` are tested from the tables), each with the text key its feedback must carry;
 * ``SECRETS``: what no wrong answer's feedback may say (each leaked the answer in an earlier checker);
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import sys
 import time
+from fractions import Fraction
 
 import numpy as np
 
@@ -27,24 +30,42 @@ def right(chapter: str, number: int, **changes: object) -> object:
     return {**answer, **changes} if changes else answer
 
 
-VISIBLE = [[int(n <= m) for n in range(4)] for m in range(4)]
-ZEROS, ONES = [[0] * 4 for _ in range(4)], [[1] * 4 for _ in range(4)]
-STRICT = [[int(n < m) for n in range(4)] for m in range(4)]
-OPEN_PAST = [[int(n <= m and not (m == 3 and n == 0)) for n in range(4)] for m in range(4)]
+VISIBLE = [[int(n <= m) for n in range(3)] for m in range(3)]      # 30.3: the seed's three tokens
+ZEROS, ONES = [[0] * 3 for _ in range(3)], [[1] * 3 for _ in range(3)]
+STRICT = [[int(n < m) for n in range(3)] for m in range(3)]
+OPEN_PAST = [[int(n <= m and not (m == 2 and n == 0)) for n in range(3)] for m in range(3)]
+RIGHT_1 = {1: "ok", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd"}
+
+SPELLED = {   # one rule for numbers and labels in every checker (issue 27)
+    ("30", 1): [{**RIGHT_1, 1: "\u043e\u043a"}, {**RIGHT_1, 2: "\u043edd"}, {**RIGHT_1, 3: "OK"},   # Cyrillic о, к
+                {"1": "ok", 2.0: "odd", np.int64(3): "ok", 4: "indivisible", " 6 ": "odd"}],
+    ("30", 2): [right("30", 2, qkv=["2", 5.0, np.int64(12)], split=np.array([2, 3, 5, 4]))],
+    ("30", 4): [2, 2.0, "2", " 2) ", "2.", np.int64(2), np.float32(2.0), np.array(2), Fraction(2)],
+    ("30", 6): [{"unchanged": [0, 1, 2.0], "may_change": ("3", np.int64(4))}],
+    ("30", 8): [65536, 65536.0, "65536", "65 536", "65_536", np.float64(65536), "6.5536e4"],
+    ("30", 12): [right("30", 12, std_dh=1, std_dmodel="0.354"), right("30", 12, std_dmodel=1 / 8 ** 0.5)],
+    ("30", 13): [{"one_head": "2/3", "two_heads": 1 / 3, "heads": 3.0}, {"one_head": 0.67, "two_heads": "0.33",
+                                                                           "heads": "3"}],
+    ("31", 5): [str(right("31", 5)), float(right("31", 5))],
+    ("31", 10): [{"predicted": "0.5", "measured": "0.54"}, {"predicted": np.float32(0.5), "measured": 0.538}],
+}
 
 WRONG = {
-    ("30", 1): [({1: "ok", 2: "ok", 3: "ok", 4: "indivisible", 6: "ok"}, "wrong_value"),
-                ({"1": "ok", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd"}, "quoted_key"),
+    ("30", 1): [({1: "ok", 2: "ok", 3: "ok", 4: "indivisible", 6: "ok"}, "claims"),
+                ({**RIGHT_1, 4: "odd"}, "claim.odd"), ({**RIGHT_1, 1: "\u0449\u043b"}, "typed_in_layout"),
+                ({**RIGHT_1, 6: "\u043ed\u0434"}, "foreign_letters"), ({**RIGHT_1, 6: "odd", 4: ...}, "fill_key"),
                 ({1: "ok", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd", 5: "ok"}, "unknown_key"),
                 ({1: "OK", 2: "Odd", 3: "ok", 4: "indivisible", 6: "odd", 7: 1}, "unknown_key"),
                 ({1: "okay", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd"}, "not_label"), ("ok", "not_mapping")],
-    ("30", 2): [(right("30", 2, split=[2, 3, 5]), "wrong"), (right("30", 2, qkv=["2", 5, 12]), "quoted"),
+    ("30", 2): [(right("30", 2, split=[2, 3, 5]), "wrong"), (right("30", 2, qkv=["2,5", 5, 12]), "comma"),
                 (right("30", 2, qkv=(2.5, 5, 12)), "not_int"), (right("30", 2, qkv={2, 5, 12}), "unordered")],
     ("30", 3): [({0: ZEROS, 1: VISIBLE}, "diagonal"), ({0: STRICT, 1: STRICT}, "diagonal"),
-                ({0: VISIBLE, 1: OPEN_PAST}, "wrong"), ({0: VISIBLE, 1: [[1, 1, 0, 0], *VISIBLE[1:]]}, "future"),
-                ({0: VISIBLE, 1: VISIBLE[:3]}, "rows"), ({0: VISIBLE, 1: [row[:3] for row in VISIBLE]}, "cells"),
-                ({0: VISIBLE, 1: [[2, 0, 0, 0], *VISIBLE[1:]]}, "zero_one"), (VISIBLE, "not_mapping")],
-    ("30", 4): [("B", "not_option"), (5, "not_option"), (" 3) ", "3")],
+                ({0: VISIBLE, 1: OPEN_PAST}, "wrong"), ({0: VISIBLE, 1: [[1, 1, 0], *VISIBLE[1:]]}, "future"),
+                ({0: VISIBLE, 1: VISIBLE[:2]}, "rows"), ({0: VISIBLE, 1: [row[:2] for row in VISIBLE]}, "cells"),
+                ({0: VISIBLE, 1: [[2, 0, 0], *VISIBLE[1:]]}, "zero_one"), (VISIBLE, "not_mapping"),
+                ({0: [[int(n <= m) for n in range(4)] for m in range(4)], 1: VISIBLE}, "rows")],
+    ("30", 4): [("B", "not_option"), (5, "not_option"), (" 3) ", "3"), (2.5, "not_option"), (True, "not_option"),
+                ("3.0", "3")],
     ("30", 5): [(right("30", 5, concat=list("abdc")), "wrong"), (right("30", 5, y2="b + d"), "y2.wrong"),
                 (right("30", 5, y2="a +"), "form_parse"), (right("30", 5, concat=list("abc")), "row_length"),
                 (right("30", 5, heads_y6={0, 7}), "y6.outside"), (right("30", 5, heads_y6={1, 3}), "y6.row"),
@@ -55,7 +76,27 @@ WRONG = {
                 ({"unchanged": {}, "may_change": {3, 4}}, "empty_dict"),
                 ({"unchanged": 0, "may_change": {3, 4}}, "one_number")],
     ("30", 7): [({"ends": "C", "why": 1}, "not_option"), ({"ends": 3}, "fill_key")],
-    ("30", 8): [(12345, "wrong"), (10**400, "wrong"), ("65536", "quoted"), (65536.5, "not_int")],
+    ("30", 8): [(12345, "wrong"), (10**400, "wrong"), ("65,536", "comma"), (65536.5, "not_int"),
+                ("1e400", "not_int"), ("шестьдесят", "not_int")],
+    ("30", 12): [(right("30", 12, std_dh=8), "std.raw"), (right("30", 12, std_dh=1.01), "std.measured"),
+                 (right("30", 12, std_dmodel=1.0), "std_dmodel.own"),
+                 (right("30", 12, std_dmodel=0.125), "std_dmodel.ratio"),
+                 (right("30", 12, std_dmodel=2.83), "std_dmodel.inverse"),
+                 (right("30", 12, std_dmodel=0.044), "std_dmodel.unit"),
+                 (right("30", 12, std_dmodel=0.4), "coarse"), (right("30", 12, std_dmodel=0.5), "std_dmodel.wrong"),
+                 (right("30", 12, std_dh=2), "std_dh.wrong"), (right("30", 12, top_dh=0.871), "top.raw"),
+                 (right("30", 12, top_dmodel=0.125), "top.uniform"), (right("30", 12, top_dmodel=0.3), "wrong"),
+                 (right("30", 12, top_dh="0,36"), "comma"), (right("30", 12, top_dh=np.nan), "not_number")],
+    ("30", 13): [({"one_head": 0.5, "two_heads": 0.5, "heads": 2}, "one_head.half"),
+                 ({"one_head": 1 / 3, "two_heads": 2 / 3, "heads": 3}, "one_head.swapped"),
+                 ({"one_head": 1, "two_heads": 0, "heads": 1}, "one_head.all"),
+                 ({"one_head": 0, "two_heads": 0.5, "heads": 3}, "one_head.zero"),
+                 ({"one_head": 0.7, "two_heads": 0.1, "heads": 5}, "coarse"),
+                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "one_head.wrong"),
+                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "two_heads.wrong"),
+                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "heads.more"),
+                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 0}, "heads.none"),
+                 ({"one_head": 0.9, "two_heads": 2 / 3, "heads": 2.5}, "not_int")],
     ("31", 1): [(["attention_norm", "attention", "residual_1", "ffn_norm", "ffn"], "missing"),
                 (["attention_norm", "attention", "attention", "ffn_norm", "ffn", "residual_2"], "repeated"),
                 (["attention", "residual_1", "attention_norm", "ffn", "residual_2", "ffn_norm"], "post"),
@@ -73,7 +114,7 @@ WRONG = {
                  "predicted.wrong"), ({"predicted": 0.5, "measured": 0.537}, "measured.wrong"),
                  ({"predicted": 0.5, "measured": 0.52}, "block"), ({"predicted": 0.5, "measured": 0.97}, "post"),
                  ({"predicted": 0.5, "measured": 0.81}, "scale_1"), ({"predicted": 0.5, "measured": 1.86}, "inverse"),
-                 ({"predicted": "0.5", "measured": 0.54}, "quoted"), ({"predicted": 0.5, "measured": np.inf},
+                 ({"predicted": "половина", "measured": 0.54}, "not_number"), ({"predicted": 0.5, "measured": np.inf},
                  "not_number")],
 }
 
@@ -84,12 +125,16 @@ ROUNDED = {("31", 10): [{"predicted": 0.5, "measured": 0.54}, {"predicted": 0.50
 SECRETS = {   # what a wrong answer's feedback may not say: it once gave the answer away
     ("30", 1): ["другое условие", "оба условия"],     # three labels: naming the violated condition names the label
     ("30", 3): [r"\(\d, \d\)"],                      # a list of the cells that must be 1
+    ("30", 12): [r"0\.35[0-9]", r"0\.19[0-9]", r"0\.20\b", r"\b1\.0\b"],   # the references, measured or not
+    ("30", 13): [r"\b[12]/3\b", r"0\.33", r"0\.6[67]", r"тр(и|ёх|ех) голов"],
 }
 
 PROBES = {   # tried one after another: all-same labels, all-zero or all-one matrices, every option
     ("30", 1): [{h: label for h in (1, 2, 3, 4, 6)} for label in ("ok", "odd", "indivisible")],
     ("30", 3): [{0: m, 1: m} for m in (ZEROS, ONES, STRICT, [list(r) for r in zip(*VISIBLE, strict=True)])],
     ("30", 4): [1, 2, 3, 4], ("30", 7): [{"ends": k, "why": k} for k in range(1, 5)],
+    ("30", 12): [dict.fromkeys(("std_dh", "std_dmodel", "top_dh", "top_dmodel"), v) for v in (0, 0.5, 2)],
+    ("30", 13): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],
     ("30", 6): [{"unchanged": set(), "may_change": set()}, {"unchanged": set(range(5)), "may_change": set(range(5))}],
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
     ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 12): [1, 2, 3, 4],

@@ -8,7 +8,9 @@
   inputs or returns nonsense gets feedback within the limit and is called once per hidden case;
 * a package function patched and restored is reported while patched and forgotten after;
 * near misses show the gap, the pass counter counts hidden cases, a wrong call prints how to call;
-* no wrong answer's feedback names the right one, and it does not change with the right one;
+* no wrong answer's feedback names the right one, and it does not change with the right one; a blind
+  table (30.1) tells no more than "not right" whatever the right answer;
+* numbers and labels are read by one rule in every checker (``SPELLED``, ``test_one_rule_for_numbers``);
 * each exercise cell runs alone in a kernel, after the setup cells and after nothing.
 """
 
@@ -23,6 +25,7 @@ import subprocess
 import sys
 import threading
 import time
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -33,12 +36,37 @@ from notebook_rules import MAIN_PAGES, Kernel, code_indices, errors, load, setup
 
 from llm_from_scratch import RotaryEmbedding, Tensor
 from llm_from_scratch.book import exercises as checking
-from llm_from_scratch.book.exercises import COMMON, WIDTH, Code, Feedback, Questions, read_option, short
+from llm_from_scratch.book.exercises import (
+    COMMON,
+    WIDTH,
+    Code,
+    Feedback,
+    Questions,
+    Unreadable,
+    labels,
+    read_int,
+    read_number,
+    read_option,
+    short,
+    word,
+)
 from llm_from_scratch.ch31 import depth_lab
 from llm_from_scratch.heads import split_heads
 from llm_from_scratch.tensor import causal_softmax
 
-from exercise_checks import BLIND, PROBES, ROUNDED, SECRETS, WRONG, broken, catches_all, loops, sleeps, swallows
+from exercise_checks import (
+    BLIND,
+    PROBES,
+    ROUNDED,
+    SECRETS,
+    SPELLED,
+    WRONG,
+    broken,
+    catches_all,
+    loops,
+    sleeps,
+    swallows,
+)
 
 CHAPTERS = {"30": "ex30", "31": "ex31"}  # chapter -> the alias the notebook imports
 MODULES = {chapter: importlib.import_module(f"llm_from_scratch.ch{chapter}.exercises") for chapter in CHAPTERS}
@@ -175,6 +203,66 @@ def test_typical_wrong_answers_get_their_message(chapter, number):
 def test_answers_rounded_as_the_chapter_prints_them_are_accepted(chapter, number):
     for answer in ROUNDED[(chapter, number)]:
         assert feedback(chapter, number, answer).correct, answer
+
+
+@pytest.mark.parametrize(("chapter", "number"), sorted(SPELLED))
+def test_right_answers_spelled_another_way_are_accepted(chapter, number):
+    for answer in SPELLED[(chapter, number)]:
+        result = feedback(chapter, number, answer)
+        assert result.correct, f"{answer!r}:\n{result}"
+
+
+SAME_NUMBER = [2, 2.0, np.int64(2), np.float32(2.0), np.array(2), np.array(2.0), "2", " 2.0 ", "2e0", "+2",
+               Fraction(4, 2), "4/2"]
+NOT_A_WHOLE_NUMBER = [2.5, "2.5", "2,0", True, np.bool_(True), "два", "", None, float("nan"), "inf", float("-inf"),
+                      np.array([2]), [2], "1e400", complex(2, 0)]
+
+
+def test_one_rule_for_numbers_in_every_reader():
+    """2, 2.0, "2", np.int64(2), a 0-d array: the same number to every reader (an option, a count, a shape,
+    a numbered key); the readers refuse alike what is not a whole number (issue 27: 30.4 took "2" but not
+    2.0, 30.8 took 65536.0 but not "65536")."""
+    for value in SAME_NUMBER:
+        assert read_int(value) == 2 and type(read_int(value)) is int, value
+        assert read_number(value) == 2.0, value
+        assert read_option(value) == 2, value
+    for value in NOT_A_WHOLE_NUMBER:
+        for reader in (read_int, read_option):
+            with pytest.raises(Unreadable):
+                reader(value)
+    assert read_number("2.5") == 2.5 and read_number("-0.125") == -0.125 and read_number("1/4") == 0.25
+    assert read_int("65 536") == read_int("65_536") == read_int("65\u202f536") == 65536
+    with pytest.raises(Unreadable, match="comma"):
+        read_number("0,5")
+    for chapter, number in [("30", 4), ("30", 8), ("31", 5)]:   # what a checker says is one rule too
+        text = {str(feedback(chapter, number, value)) for value in (2.5, "2.5", np.float32(2.5), " 2.50")}
+        assert len(text) == 1, text
+
+
+LATIN = "aeokpcyxijABEKMHOPCTYXIJ"
+
+
+def test_a_label_in_cyrillic_look_alike_letters_reads_as_meant():
+    """«ок» typed with Cyrillic о and к is "ok"; a label typed in the Russian layout, or with other
+    Cyrillic letters, is told so with the letters shown, never as the same-looking text it was asked."""
+    cyrillic = COMMON["lookalikes"][0]
+    assert COMMON["lookalikes"][1] == LATIN and all(c != latin for c, latin in zip(cyrillic, LATIN, strict=True))
+    assert word("\u043e\u043a") == "ok" and word(" \u041e\u041a ") == "ok" and word("\u043e\u0434d") != "odd"
+    read = labels("ok", "odd", "indivisible")
+    for typed in ("\u043e\u043a", "\u041eK", "\u043edd", "ODD"):
+        assert read(typed) in ("ok", "odd"), typed
+    for typed, key, shown in (("\u0449\u043b", "typed_in_layout", '"ok"'),                # the keys o, k
+                              ("\u0449\u0432\u0432", "typed_in_layout", '"odd"'),
+                              ("\u043e\u0434\u0434", "foreign_letters", "«\u0434»")):
+        with pytest.raises(Unreadable) as caught:
+            read(typed)
+        message = COMMON[caught.value.key].format(**caught.value.args_)
+        assert caught.value.key == key and shown in message, message
+    for chapter, number in CASES:   # the rule reaches every label reader, chapter 31's too
+        item = exercise(chapter, number)
+        for field in getattr(item, "fields", ()):
+            for label in getattr(field.read, "allowed", ()):
+                assert field.read(label.translate(str.maketrans(LATIN, cyrillic))) == label
 
 
 @pytest.mark.parametrize(("chapter", "number"), CASES)
@@ -319,6 +407,17 @@ def test_near_misses_show_the_gap_and_the_tolerance():
     assert "получено 9:" in count and "у библиотеки" not in count, count
 
 
+def test_the_numbers_the_solution_of_30_12_quotes_are_the_checkers():
+    """The folded solution quotes the reference at the precision it prints; the checker computes it."""
+    ex30 = MODULES["30"]
+    cell = next(cell.source for cell in load(NOTEBOOKS["30"]).cells if "{solution} ch30-ex12" in cell.source)
+    prose = cell.split("```python")[0]
+    right = ex30.E12.solution()
+    for quoted in (f"около {right['top_dh']:.2f}", f"около {right['top_dmodel']:.2f}",
+                   f"\\approx{right['std_dmodel']:.3f}", f"1/8={1 / 8:.3f}"):
+        assert quoted in prose, quoted
+
+
 def test_the_pass_counter_counts_hidden_cases():
     text = str(feedback("30", 11, MODULES["30"].E11.mistakes["no_offset"]))   # right at offset 0 only
     assert "верных случаев: 1 из 4" in text, text
@@ -366,14 +465,57 @@ def test_no_wrong_answer_names_the_right_one(chapter, number):
     item = exercise(chapter, number)
     for answer in wrong_answers(chapter, number):
         result, given = feedback(chapter, number, answer), short(answer, 10**4)
+        told = str(result)
+        for echo in sorted(echoes(answer), key=len, reverse=True):   # the learner's own values are no secret
+            told = told.replace(echo, "")
         for secret in SECRETS.get((chapter, number), []):
-            assert not re.search(secret, str(result)), f"{answer!r} tells {secret!r}:\n{result}"
+            assert not re.search(secret, told), f"{answer!r} tells {secret!r}:\n{result}"
         for field in item.fields:
             right = short(field.expected())
             for line in result.items:
-                if line.label == item.label(field.key) and line.status == "wrong" and len(right) > 3 \
+                if line.label == item.label(field.key) and line.status != "ok" and len(right) > 3 \
                         and right not in given:   # the learner's own value echoed is no secret
                     assert right not in line.message, f"{answer!r}:\n{result}"
+
+
+def echoes(answer: object) -> set[str]:
+    """How feedback shows the values an answer holds."""
+    if isinstance(answer, dict):
+        return set().union(*(echoes(value) for value in answer.values())) if answer else set()
+    if isinstance(answer, (list, tuple, set, frozenset)):
+        return set().union({short(answer)}, *(echoes(value) for value in answer))
+    return {short(answer), str(answer)}
+
+
+BLIND_TABLES = [case for case in QUESTIONS if exercise(*case).blind]
+
+
+@pytest.mark.parametrize(("chapter", "number"), BLIND_TABLES)
+def test_a_blind_table_tells_only_whether_the_answer_is_right(chapter, number):
+    """Whatever the right labels, a wrong answer gets the same feedback, word for word: no field is marked,
+    nothing is counted (one try tells one bit, not one bit a field)."""
+    item, answers = exercise(chapter, number), wrong_answers(chapter, number)
+    domains = [getattr(field.read, "allowed", ()) for field in item.fields]
+    assert all(domains), "a blind table is one of labels"
+    twins = []
+    for shift in range(1, max(map(len, domains))):
+        moved = [dataclasses.replace(field, right=domain[(domain.index(field.right) + shift) % len(domain)])
+                 for field, domain in zip(item.fields, domains, strict=True)]
+        twins.append(dataclasses.replace(item, fields=tuple(moved)))
+    for answer in answers:
+        result = feedback(chapter, number, answer)
+        assert not any(line.status == "ok" for line in result.items) or result.correct, str(result)
+        assert "верных пунктов" not in str(result), str(result)
+        for twin in twins:
+            other = twin.feedback(answer)
+            if not (result.correct or other.correct):
+                assert str(other) == str(result), f"{answer!r}:\n{result}\n---\n{other}"
+
+
+def test_a_blind_wrong_answer_restates_every_label_as_its_claim():
+    all_ok = feedback("30", 1, dict.fromkeys((1, 2, 3, 4, 6), "ok"))
+    assert [line.status for line in all_ok.items] == ["claim"] * 5, str(all_ok)
+    assert all_ok.status == COMMON["claims"] and "6 / 4" in str(all_ok), str(all_ok)
 
 
 @pytest.mark.parametrize(("chapter", "number"), QUESTIONS)
@@ -408,7 +550,7 @@ def test_the_elimination_checks_catch_a_leaky_field():
     """The two tests above fail on what chapter 30's checker said before (issue 18)."""
     leaky = dataclasses.replace(exercise("30", 1).fields[3], rules=(
         lambda v, right: v == "odd" and right == "indivisible" and "leak",))
-    item = dataclasses.replace(exercise("30", 1), fields=(leaky,))
+    item = dataclasses.replace(exercise("30", 1), fields=(leaky,), blind=False)
     moved = dataclasses.replace(leaky, right="ok")
     twin = dataclasses.replace(item, fields=(moved,))
     assert item.judge(leaky, "odd") != twin.judge(moved, "odd")
@@ -441,6 +583,7 @@ def test_every_text_a_table_names_exists_and_every_text_is_named(chapter):
     for number, item in MODULES[chapter].EXERCISES.items():
         keys = set(item.text)
         named = {key for key in keys if key in used or key in ("hint", "ok", "wrong", "label", "cases", "right")
+                 or (getattr(item, "blind", False) and key.startswith("claim."))
                  or key.rsplit(".", 1)[-1] in ("ok", "wrong", "hint") or key.split(".")[-1].isdigit()
                  or key.split(".")[0] in made}
         assert keys == named, f"{chapter}.{number}: texts no table names: {sorted(keys - named)}"

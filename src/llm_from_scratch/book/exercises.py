@@ -1,10 +1,18 @@
 """Exercise checks: an exercise is a table, and one evaluator checks every table.
 
 ``Questions``: each ``Field`` says how to read its part of the answer, the right value, known mistakes
-(value -> text key), rules (value -> text key) and its fallback text. ``Code``: the learner's function
+(value -> text key), rules (value -> text key) and its fallback text; a ``blind`` table restates each
+field as the learner's claim instead of marking it (see ``Questions``). ``Code``: the learner's function
 against the reference on hidden cases, one call a case within ``LIMIT`` seconds; known wrong functions and
 rules name the mistake. The words are in ``text/<edition>/``: another edition adds such modules
 (``LLM_FROM_SCRATCH_EDITION``), not code.
+
+Numbers are read by one rule (``read_number``) wherever an answer holds one: an option, a count, a shape, a
+set of positions, a dictionary's numbered key, a measured value. ``2``, ``2.0``, ``np.int64(2)``, a 0-d
+array and the strings ``"2"``, ``" 2.0 "``, ``"65 536"`` or ``"1/3"`` are the same number; an integer is
+asked for only when the value is not whole (``2.5``). Labels are read by ``word``: case, spaces, hyphens
+and the Cyrillic letters that look Latin (a Cyrillic o and k typed for ``"ok"``) aside; a label typed in the Russian
+keyboard layout, or with other Cyrillic letters, is told so with the letters shown.
 """
 
 from __future__ import annotations
@@ -13,12 +21,16 @@ import contextlib
 import copy
 import ctypes
 import decimal
+import fractions
 import functools
 import math
+import numbers
 import operator
+import re
 import sys
 import threading
 import time
+import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -34,13 +46,13 @@ ATOL = 1e-9  # how far a code exercise's numbers may be from the reference's
 WIDTH = 75   # characters in a line of a book's output block
 
 COMMON = texts()
-MARKS = {"ok": "✓", "wrong": "✗", "missing": "…"}
+MARKS = {"ok": "✓", "wrong": "✗", "missing": "…", "claim": "•"}
 
 
 @dataclass(frozen=True)
 class Item:   # one line of feedback: a field of the answer or a hidden case
     label: str
-    status: str   # ok, wrong or missing
+    status: str   # ok, wrong, missing, or claim: the learner's answer restated, neither right nor wrong
     message: str
 
     def __str__(self) -> str:
@@ -154,7 +166,21 @@ class Field:
 
 @dataclass(frozen=True, kw_only=True)
 class Questions(Exercise):
+    """Fields read, judged and explained one by one.
+
+    A ``blind`` table is for fields of a few labels, where a mark on each field would let a learner find
+    the answer by elimination: give every field the same label, read which ones are marked wrong, try the
+    next label (three tries for 30.1). When the answer is not right, a blind table marks no field right
+    or wrong and gives no count; it restates each field's value as the claim it makes (text
+    ``claim.<value>``, with the field's key), in the same form whether the claim is true or false, and
+    the header says that at least one claim is false. The reason a wrong label is wrong is in its line:
+    the claim, made concrete for that key, is false, which the learner checks; and nothing in the
+    feedback depends on the right answer but the one bit "right or not". A missing or unreadable field
+    is told as in any table (that depends on the answer alone), and a right answer is marked ✓ throughout.
+    """
+
     fields: tuple[Field, ...]
+    blind: bool = False
 
     def solution(self) -> object:
         first = self.fields[0]
@@ -177,8 +203,9 @@ class Questions(Exercise):
             return key
         return name if name in self.text else default
 
-    def judge(self, item: Field, raw: object) -> tuple[Item, str]:
-        """The field's line of feedback, and its hint."""
+    def judge(self, item: Field, raw: object, blind: bool | None = None) -> tuple[Item, str]:
+        """The field's line of feedback, and its hint; ``blind`` (the table's, unless given): the value
+        restated as a claim, whatever the right one."""
         label = self.label(item.key)
         if raw is None or raw is ...:
             return Item(label, "missing", COMMON["fill_key"]), ""
@@ -186,6 +213,8 @@ class Questions(Exercise):
             value = item.read(raw)
         except Unreadable as error:
             return Item(label, "wrong", self.say(error.key, error.args_)), COMMON["format_hint"]
+        if self.blind if blind is None else blind:
+            return Item(label, "claim", self.say(f"claim.{value}", {"key": item.key})), self.say("hint")
         right = item.expected()
         if item.accept(value, right):
             return Item(label, "ok", self.say(self.own(item, "ok", "correct"))), ""
@@ -209,24 +238,37 @@ class Questions(Exercise):
 
     def evaluate(self, answer: object) -> Feedback:
         if self.fields[0].key is None:   # the whole answer is one value
-            line, hint = self.judge(self.fields[0], answer)
+            line, hint = self.judge(self.fields[0], answer, blind=False)
+            if self.blind and line.status == "wrong" and hint != COMMON["format_hint"]:
+                line, hint = self.judge(self.fields[0], answer)
+                return Feedback(self.number, False, (line,), hint, status=COMMON["claims"])
             return Feedback(self.number, line.status == "ok", (line,), hint)
         if not isinstance(answer, Mapping):
             raise Unreadable("not_mapping", value=short(answer))
         given, extras = self.sort_keys(answer)
+        judged = self.judge_all(given, blind=False)
+        lines = [line for line, _ in judged]
+        if not extras and all(line.status == "missing" for line in lines):
+            return self.unfilled()
+        correct = not extras and all(line.status == "ok" for line in lines)
+        status = ""
+        if self.blind and not correct:   # say no more than "not right": see the class's docstring
+            judged = self.judge_all(given)
+            lines = [line for line, _ in judged]
+            told = not extras and all(line.status == "claim" for line in lines)
+            status = COMMON["claims" if told else "wrong"]
+        items = (*lines, *sorted(extras, key=lambda extra: extra.label))
+        return Feedback(self.number, correct, items, "" if correct else self.hint(judged, extras), status=status)
+
+    def judge_all(self, given: Mapping[Any, list], blind: bool | None = None) -> list[tuple[Item, str]]:
         judged = []
         for item in self.fields:
             values = given.get(item.key, [...])
             if len(values) > 1:
                 judged.append((Item(self.label(item.key), "wrong", COMMON["duplicate_key"]), self.say("hint")))
             else:
-                judged.append(self.judge(item, values[0]))
-        lines = [line for line, _ in judged]
-        if not extras and all(line.status == "missing" for line in lines):
-            return self.unfilled()
-        correct = not extras and all(line.status == "ok" for line in lines)
-        items = (*lines, *sorted(extras, key=lambda extra: extra.label))
-        return Feedback(self.number, correct, items, "" if correct else self.hint(judged, extras))
+                judged.append(self.judge(item, values[0], blind))
+        return judged
 
     def sort_keys(self, answer: Mapping) -> tuple[dict[Any, list], list[Item]]:
         """The answer's values under the fields' keys (a key may come in several spellings), and a line
@@ -236,18 +278,16 @@ class Questions(Exercise):
         given: dict[Any, list] = {}
         extras = []
         for key, value in answer.items():
-            bare = key.strip() if isinstance(key, str) else ""
             normal = None   # no field's key
-            if numbered and is_int(key):
-                normal = int(key)
-            elif not numbered and bare:
+            if numbered:
+                with contextlib.suppress(Unreadable):   # 1, "1" and 1.0 are one key, as numbers are one
+                    normal = read_int(key)
+            elif isinstance(key, str) and key.strip():
                 normal = word(key)
             if normal in keys:
                 given.setdefault(normal, []).append(value)
                 continue
-            quoted = numbered and bare.isdecimal() and int(bare) in keys   # a number written as a string
-            text = COMMON["quoted_key" if quoted else "unknown_key"]
-            message = text.format(key=short(key), bare=bare, keys=", ".join(map(short, keys)))
+            message = COMMON["unknown_key"].format(keys=", ".join(map(short, keys)))
             extras.append(Item(COMMON["key"].format(key=short(key)), "wrong", message))
         return given, extras
 
@@ -265,6 +305,7 @@ class Questions(Exercise):
 
 # --- readers: each returns a hashable value or raises Unreadable ------------------------------------
 LOOKALIKES = str.maketrans(*COMMON["lookalikes"])
+LAYOUT = str.maketrans(*COMMON["layout"])
 
 
 def word(text: str) -> str:
@@ -272,17 +313,48 @@ def word(text: str) -> str:
     return "_".join(text.translate(LOOKALIKES).strip().lower().replace("-", " ").split())
 
 
+def _foreign(text: str) -> list[str]:
+    """The letters of ``text`` that are not Latin (Cyrillic ones, for the Russian edition), each once."""
+    return list(dict.fromkeys(c for c in text if c.isalpha() and not unicodedata.name(c, "").startswith("LATIN")))
+
+
+_GAPS = re.compile(r"(?<=\d)[ _\u00a0\u2009\u202f](?=\d)")   # 65 536, 65_536: digits in groups
+_FRACTION = re.compile(r"([+-]?\d+)\s*/\s*(\d+)")
+
+
+def _parse(text: str) -> object:
+    """A number written as a string: ``"2"``, ``" -0.5 "``, ``"1e3"``, ``"65 536"``, ``"1/3"``; a comma
+    is told (a decimal comma or a thousands separator, it cannot be both)."""
+    bare = _GAPS.sub("", text.strip().replace("\u2212", "-"))
+    if "," in bare:
+        raise Unreadable("comma", value=short(text))
+    fraction = _FRACTION.fullmatch(bare)
+    if fraction and int(fraction[2]):
+        return fractions.Fraction(int(fraction[1]), int(fraction[2]))
+    with contextlib.suppress(ValueError):   # an integer as exact as it is written (up to 4300 digits)
+        return int(bare)
+    with contextlib.suppress(ValueError):
+        return float(bare)
+    return text
+
+
 def read_number(value: object, integer: bool = False) -> float:
-    """A finite number (NumPy's too); with ``integer``, an integer, given as a float or not."""
+    """A finite number by the one rule of the module's docstring; with ``integer``, a whole one as an int."""
     if isinstance(value, np.ndarray) and value.ndim == 0:
         value = value[()]
+    if isinstance(value, np.generic):   # np.float32(2.0) as 2.0: compared with Python floats, no warning
+        value = value.item()
+    if isinstance(value, str):
+        value = _parse(value)
+    wrong = "not_int" if integer else "not_number"
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, decimal.Decimal)):
+        raise Unreadable(wrong, value=short(value))
     if integer and is_int(value):
         return int(value)
-    wrong = "not_int" if integer else "not_number"
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
-        digits = isinstance(value, str) and value.strip().lstrip("-").replace(".", "", 1).isdigit()
-        raise Unreadable("quoted" if digits else wrong, value=short(value))
-    number = float(value) if abs(value) < 1e308 else math.inf
+    try:
+        number = float(value) if abs(value) < 1e308 else math.inf
+    except (OverflowError, ValueError, decimal.InvalidOperation):
+        number = math.inf
     if not math.isfinite(number) or (integer and not number.is_integer()):
         raise Unreadable(wrong, value=short(value))
     return int(number) if integer else number
@@ -322,8 +394,12 @@ def read_int_set(value: object) -> frozenset[int]:
     """Numbers as a set, list, tuple, ``range`` or 1-D array; ``{}`` and a lone number are explained."""
     if isinstance(value, Mapping) and not value:
         raise Unreadable("empty_dict", value=short(value))
-    if is_int(value):
-        raise Unreadable("one_number", value=short(value))
+    lone = None   # a number alone, as read_number reads it
+    if isinstance(value, (numbers.Real, np.generic, str)) and not isinstance(value, (bool, np.bool_)):
+        with contextlib.suppress(Unreadable):
+            lone = read_int(value)
+    if lone is not None:
+        raise Unreadable("one_number", value=short(lone))
     if isinstance(value, (set, frozenset)):
         items = sorted(value, key=short)   # the first unreadable one is the same in every run
     elif isinstance(value, range):
@@ -334,14 +410,16 @@ def read_int_set(value: object) -> frozenset[int]:
 
 
 def read_option(value: object) -> int:
-    """An option's number 1-4: ``2``, ``"2"`` and ``" 2) "`` read the same."""
-    if isinstance(value, str):
-        text = value.strip().strip("()[].'\" ")
-        if text.isdecimal():
-            value = int(text)
-    if not is_int(value) or not 1 <= value <= 4:
-        raise Unreadable("not_option", value=short(value))
-    return int(value)
+    """An option's number 1-4, a number as ``read_number`` reads it: ``2``, ``2.0``, ``"2"`` and ``" 2) "``
+    read the same."""
+    typed = value.strip().strip("()[]'\" ").rstrip(".)") if isinstance(value, str) else value
+    shown: object = value   # a number as read, whatever its spelling
+    with contextlib.suppress(Unreadable):
+        shown = read_number(typed)
+        shown = read_int(typed)
+    if not is_int(shown) or not 1 <= shown <= 4:
+        raise Unreadable("not_option", value=short(shown))
+    return int(shown)
 
 
 def labels(*allowed: str) -> Callable[[object], str]:
@@ -349,7 +427,14 @@ def labels(*allowed: str) -> Callable[[object], str]:
     def read(value: object) -> str:
         if isinstance(value, str) and word(value) in allowed:
             return word(value)
-        raise Unreadable("not_label", value=short(value), labels=", ".join(f'"{name}"' for name in allowed))
+        listed = ", ".join(f'"{name}"' for name in allowed)
+        foreign = _foreign(value) if isinstance(value, str) else []
+        if foreign and word(value.lower().translate(LAYOUT)) in allowed:   # typed in the Russian layout
+            raise Unreadable("typed_in_layout", value=short(value), label=f'"{word(value.lower().translate(LAYOUT))}"')
+        if foreign:
+            raise Unreadable("foreign_letters", value=short(value), labels=listed,
+                             letters=", ".join(f"«{c}»" for c in foreign[:6]))
+        raise Unreadable("not_label", value=short(value), labels=listed)
     read.allowed = allowed   # type: ignore[attr-defined]
     return read
 

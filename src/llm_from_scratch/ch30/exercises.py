@@ -1,10 +1,16 @@
 """Chapter 30's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch30.py``); the
-notebook calls it ``ex30``. The references of 30.9-30.11 are written in NumPy (a test compares them with the
-package), so a learner who patches the package does not spoil them.
+notebook calls it ``ex30``. The references of 30.9-30.12 are written in NumPy (a test compares 30.9-30.11 with
+the package), so a learner who patches the package does not spoil them; 30.12's measured values are computed
+here, by the recipe of its statement, and never printed.
+
+30.1 is a blind table (``Questions``): three labels a field, so a mark on each field would give the answer
+away by elimination; a wrong answer gets each label restated as the claim it makes about that h
+("6 divides by 4, and d_h = 6 / 4 is odd"), true and false claims alike, and the learner finds the false one.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -14,22 +20,26 @@ from ..book.exercises import (
     Field,
     Questions,
     Unreadable,
+    coarse,
     labels,
+    near,
     option,
     outside,
     read_int,
     read_int_set,
     read_list,
+    read_number,
     read_shape,
     remember_package,
+    rounded,
     short,
 )
 
 SETUP = ("np", "Tensor", "split_heads", "merge_heads", "causal_softmax", "rotate_pairs", "RotaryEmbedding")
 
-# 30.1: which h work at d_model = 6
-E1 = Questions("30.1", fields=[Field(h, labels("ok", "indivisible", "odd"), "indivisible" if 6 % h else "odd"
-                                     if 6 // h % 2 else "ok") for h in (1, 2, 3, 4, 6)])
+# 30.1: which h work at d_model = 6; blind: a wrong answer is restated claim by claim, nothing marked
+E1 = Questions("30.1", blind=True, fields=[Field(h, labels("ok", "indivisible", "odd"), "indivisible" if 6 % h
+                                                 else "odd" if 6 // h % 2 else "ok") for h in (1, 2, 3, 4, 6)])
 
 # 30.2: shapes at B = 2, T = 5, d_model = 12, h = 3: stage -> (right, {a known wrong shape: its text})
 _SHAPES = {
@@ -44,21 +54,22 @@ _SHAPES = {
 }
 E2 = Questions("30.2", fields=[Field(stage, read_shape, right, known) for stage, (right, known) in _SHAPES.items()])
 
-# 30.3: the visibility triangle of four tokens in both heads
-_VISIBLE = tuple(tuple(int(key <= query) for key in range(4)) for query in range(4))
+# 30.3: the visibility triangle of three tokens (the seed's) in both heads
+_N = 3
+_VISIBLE = tuple(tuple(int(key <= query) for key in range(_N)) for query in range(_N))
 
 def _read_matrix(value: object) -> tuple[tuple[int, ...], ...]:
     rows = [read_list(row) for row in read_list(value.tolist() if isinstance(value, np.ndarray) else value)]
-    if len(rows) != 4 or any(len(row) != 4 for row in rows):
-        raise Unreadable("rows" if len(rows) != 4 else "cells", value=short(value))
+    if len(rows) != _N or any(len(row) != _N for row in rows):
+        raise Unreadable("rows" if len(rows) != _N else "cells", value=short(value))
     matrix = tuple(tuple(int(c) if isinstance(c, (bool, np.bool_)) else read_int(c) for c in row) for row in rows)
     if {cell for row in matrix for cell in row} - {0, 1}:
         raise Unreadable("zero_one", value=short(value))
     return matrix
 
-_TRIANGLE = dict(mistakes={tuple(zip(*_VISIBLE, strict=True)): "transposed", ((1,) * 4,) * 4: "no_mask"},
-                 rules=(lambda m, _: any(m[q][q] == 0 for q in range(4)) and "diagonal",
-                        lambda m, _: any(m[q][k] for q in range(4) for k in range(q + 1, 4)) and "future"))
+_TRIANGLE = dict(mistakes={tuple(zip(*_VISIBLE, strict=True)): "transposed", ((1,) * _N,) * _N: "no_mask"},
+                 rules=(lambda m, _: any(m[q][q] == 0 for q in range(_N)) and "diagonal",
+                        lambda m, _: any(m[q][k] for q in range(_N) for k in range(q + 1, _N)) and "future"))
 E3 = Questions("30.3", fields=[Field(head, _read_matrix, _VISIBLE, **_TRIANGLE) for head in (0, 1)])  # else: "wrong"
 
 # 30.4: one attention over the full width against two heads (options 1-4, as in the statement)
@@ -109,6 +120,68 @@ _COUNT = _H * 3 * _D * _DH + _D**2                       # = 4 * 128 ** 2
 E8 = Questions("30.8", fields=[Field(None, read_int, _COUNT, {
     3 * _D * _DH + _D**2: "one_head", _H * 3 * _D * _DH: "no_wo", _H * (3 * _D * _DH + _D**2): "wo_per_head",
     _H * 3 * _D**2 + _D**2: "square", _H * 4 * _D**2: "square", _COUNT + 4 * _D: "biases", _COUNT + 3 * _D: "biases"})])
+
+# 30.12: sqrt(d_h) against sqrt(d_model) at d_model = 512, h = 8: the spread predicted, the top weight measured
+_MODEL, _HEADS = 512, 8
+_WIDTH = _MODEL // _HEADS                                   # d_h = 64
+
+@functools.cache
+def _top_weights() -> dict[str, float]:
+    """The statement's recipe: 2000 queries of one head, 8 keys each, N(0, 1) coordinates; the mean largest
+    softmax weight of a row, the scores divided by sqrt(d_h), by sqrt(d_model) and by nothing."""
+    rng = np.random.default_rng(_MODEL)
+    q = rng.standard_normal((2000, 1, _WIDTH))
+    k = rng.standard_normal((2000, 8, _WIDTH))
+    raw = np.sum(q * k, axis=-1)                            # [2000, 8]
+    tops = {}
+    for name, divisor in (("dh", _WIDTH), ("dmodel", _MODEL), ("raw", 1)):
+        scores = raw / np.sqrt(divisor)
+        weights = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        tops[name] = float((weights / weights.sum(axis=-1, keepdims=True)).max(axis=-1).mean())
+    tops["measured_dh"], tops["measured_dmodel"] = float((raw / 8).std()), float((raw / np.sqrt(_MODEL)).std())
+    return tops
+
+def _near(values: dict[str, object], extra: tuple[str, ...] = ()) -> object:
+    """The rule: a value near one of ``values`` (at the precision it was typed in) gets that value's text."""
+    def rule(value: float, right: float) -> object:
+        for key, known in values.items():
+            known = known() if callable(known) else known
+            if near(value, known, 3) and not near(value, right, 3):
+                return key
+        return False
+    return rule
+
+def _measured(field: str) -> float:
+    return _top_weights()[field]
+
+def _exact_or_rounded(value: float, right: float) -> bool:   # 1 for 1.0, and 0.35 or 0.354 for 0.35355…
+    return value == right or rounded(2)(value, right)
+
+_SPREAD = dict(read=read_number, accept=_exact_or_rounded)
+E12 = Questions("30.12", fields=[
+    Field("std_dh", right=1.0, rules=(coarse(2), _near({
+        "std.raw": np.sqrt(_WIDTH), "std.measured": lambda: _measured("measured_dh")})), **_SPREAD),
+    Field("std_dmodel", right=float(np.sqrt(_WIDTH / _MODEL)), rules=(coarse(2), _near({
+        "std.raw": np.sqrt(_WIDTH), "std_dmodel.own": 1.0, "std_dmodel.ratio": _WIDTH / _MODEL,
+        "std_dmodel.inverse": np.sqrt(_MODEL / _WIDTH), "std_dmodel.unit": 1 / np.sqrt(_MODEL),
+        "std.measured": lambda: _measured("measured_dmodel")})), **_SPREAD),
+    Field("top_dh", right=lambda: _measured("dh"), rules=(coarse(2), _near({
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8})),
+        **_SPREAD),
+    Field("top_dmodel", right=lambda: _measured("dmodel"), rules=(coarse(2), _near({
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8})),
+        **_SPREAD)])
+
+# 30.13: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
+# three independent unit-variance targets leave 3 - g of their variance off it, (3 - g) / 3 a column
+_JOBS = 3
+E13 = Questions("30.13", fields=[
+    Field("one_head", read_number, (_JOBS - 1) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
+        "one_head.half": 0.5, "one_head.swapped": 1 / _JOBS, "one_head.all": 1.0, "one_head.zero": 0.0}))),
+    Field("two_heads", read_number, (_JOBS - 2) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
+        "two_heads.half": 0.5, "two_heads.one": (_JOBS - 1) / _JOBS, "two_heads.zero": 0.0}))),
+    Field("heads", read_int, _JOBS, {1: "heads.one", 2: "heads.two"}, rules=(
+        lambda v, _: v > _JOBS and "heads.more", lambda v, _: v < 1 and "heads.none"))])
 
 # 30.9-30.11: NumPy code against a reference, on hidden cases
 def _normal(seed: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
@@ -166,6 +239,6 @@ E11 = Code("30.11", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=l
               "wrong_step": lambda x, p, b: _rope(x, p, b, step=1.0)},
     rules=(lambda out, args: not np.allclose(_lengths(out), _lengths(args[0])) and "length",))
 
-EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11}
+EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()

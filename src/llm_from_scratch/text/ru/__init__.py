@@ -6,6 +6,7 @@ TEXT = {
     "unfilled": "ответ ещё не заполнен.",
     "wrong": "пока неверно.",
     "score": "пока неверно (верных пунктов: {right} из {total}).",
+    "claims": "пока неверно: хотя бы одно утверждение ниже ложно. Проверьте каждое.",
     "score_cases": "пока неверно (верных случаев: {right} из {total}).",
     "hint": "Подсказка: {hint}",
     "note": "Заметка: {note}",
@@ -23,8 +24,7 @@ TEXT = {
     "not_mapping": "ожидается словарь, получено {value}.",
     "duplicate_key": "ключ указан несколько раз в разном написании.",
     "unknown_key": "такого ключа нет; ожидаются ключи {keys}.",
-    "quoted_key": "ключ {key} — строка, а номера пишутся числом без кавычек: {{{bare}: ...}}.",
-    "quoted": "{value} — строка; уберите кавычки.",
+    "comma": "в {value} запятая: дробную часть отделяйте точкой (0.25), а разряды — пробелом или _ (65 536).",
     "not_int": "ожидалось целое число, получено {value}.",
     "not_number": "нужно конечное число, получено {value}.",
     "not_list": "нужен список, получено {value}.",
@@ -33,7 +33,12 @@ TEXT = {
     "one_number": "нужен набор номеров, например {{{value}}}, а не одно число.",
     "not_option": "нужен номер варианта: 1, 2, 3 или 4; получено {value}.",
     "not_label": "нужна одна из строк {labels}; получено {value}.",
-    "lookalikes": ("АВСЕаес", "ABCEaec"),  # letters typed as Cyrillic that read as the Latin ones
+    "foreign_letters": "нужна одна из строк {labels}; в {value} есть буквы не из латиницы: {letters}.",
+    "typed_in_layout": "{value} набрано в русской раскладке; в латинской те же клавиши дают {label}.",
+    # letters typed as Cyrillic that read as the Latin ones, lowercase and uppercase
+    "lookalikes": ("аеокрсухіјАВЕКМНОРСТУХІЈ", "aeokpcyxijABEKMHOPCTYXIJ"),
+    # the Russian keyboard layout: each key's Cyrillic letter, and the Latin letter of the same key
+    "layout": ("йцукенгшщзхъфывапролджэячсмитьбю", "qwertyuiop[]asdfghjkl;'zxcvbnm,."),
     "coarse": "{value} округлено слишком грубо: нужно не меньше {decimals} знаков после запятой, как в тексте главы.",
     "huge": "целое ≈ {sign}1e{exponent}",
     "array": "массив NumPy {shape} ({dtype})",
