@@ -11,8 +11,8 @@ Numbers are read by one rule (``read_number``) wherever an answer holds one: an 
 set of positions, a dictionary's numbered key, a measured value. ``2``, ``2.0``, ``np.int64(2)``, a 0-d
 array and the strings ``"2"``, ``" 2.0 "``, ``"65 536"`` or ``"1/3"`` are the same number; an integer is
 asked for only when the value is not whole (``2.5``). Labels are read by ``word``: case, spaces, hyphens
-and the Cyrillic letters that look Latin (a Cyrillic o and k typed for ``"ok"``) aside; a label typed in the Russian
-keyboard layout, or with other Cyrillic letters, is told so with the letters shown.
+and the Cyrillic letters that look Latin (a Cyrillic o and k typed for ``"ok"``) aside; a label typed in
+the Russian keyboard layout, or with other Cyrillic letters, is told so with the letters shown.
 """
 
 from __future__ import annotations
