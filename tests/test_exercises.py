@@ -582,7 +582,8 @@ def test_every_text_a_table_names_exists_and_every_text_is_named(chapter):
     made = set(re.findall(r'f"([a-z_0-9]+)\.\{', source))      # keys made as f"early.{step}"
     for number, item in MODULES[chapter].EXERCISES.items():
         keys = set(item.text)
-        named = {key for key in keys if key in used or key in ("hint", "ok", "wrong", "label", "cases", "right")
+        named = {key for key in keys if key in used
+                 or key in ("hint", "ok", "wrong", "label", "cases", "right", "same", "also_wrong")
                  or (getattr(item, "blind", False) and key.startswith("claim."))
                  or key.rsplit(".", 1)[-1] in ("ok", "wrong", "hint") or key.split(".")[-1].isdigit()
                  or key.split(".")[0] in made}

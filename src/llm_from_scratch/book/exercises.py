@@ -560,10 +560,10 @@ class Code(Exercise):
     def _line(self, index: int, about: str, problem: tuple | None, failing: list[int]) -> Item:
         label = COMMON["case"].format(index=index + 1, about=about)
         if not problem:
-            return Item(label, "ok", COMMON["same"])
+            return Item(label, "ok", self.say("same"))       # an exercise may name its own reference
         if index == failing[0] or problem[0] != "element":   # one wrong element in detail, the first
             return Item(label, "wrong", self.say(*problem))
-        return Item(label, "wrong", COMMON["also_wrong"])
+        return Item(label, "wrong", self.say("also_wrong"))
 
     def _run(self, answer: Callable, arguments: tuple) -> tuple[object, tuple | None]:
         """The function's result on one case, and its problem (a text key and arguments) or None."""
