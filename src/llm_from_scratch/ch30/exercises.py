@@ -158,6 +158,11 @@ def _exact_or_rounded(value: float, right: float) -> bool:   # 1 for 1.0, and 0.
     return value == right or rounded(2)(value, right)
 
 _SPREAD = dict(read=read_number, accept=_exact_or_rounded)
+
+def _two_places(value: float, right: float) -> bool:   # 0.20, "0.20" and 0.198 for 0.1976: a float keeps no zeros
+    return abs(value - right) <= 0.005 + 1e-12
+
+_TOP = dict(read=read_number, accept=_two_places)
 E12 = Questions("30.12", fields=[
     Field("std_dh", right=1.0, rules=(coarse(2), _near({
         "std.raw": np.sqrt(_WIDTH), "std.measured": lambda: _measured("measured_dh")})), **_SPREAD),
@@ -167,10 +172,10 @@ E12 = Questions("30.12", fields=[
         "std.measured": lambda: _measured("measured_dmodel")})), **_SPREAD),
     Field("top_dh", right=lambda: _measured("dh"), rules=(coarse(2), _near({
         "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8})),
-        **_SPREAD),
+        **_TOP),
     Field("top_dmodel", right=lambda: _measured("dmodel"), rules=(coarse(2), _near({
         "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8})),
-        **_SPREAD)])
+        **_TOP)])
 
 # 30.13: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
 # three independent unit-variance targets leave 3 - g of their variance off it, (3 - g) / 3 a column
