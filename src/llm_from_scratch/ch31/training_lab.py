@@ -234,13 +234,25 @@ class TopReadings:
 
 
 @dataclass(frozen=True)
+class BatchReadings:
+    """The normalised top of the stack ``[B, T, d]`` in each step's own
+    forward pass, on that step's training batch, before its update
+    (``[steps]`` each). Free: no extra forward pass, the same updates."""
+
+    rms: np.ndarray           # RMS(top)
+    varying: np.ndarray       # RMS(top - its mean over all positions) / RMS
+
+
+@dataclass(frozen=True)
 class Training:
     """One run: its settings and the loss before every update; with
-    ``probe=True`` also the readings of the top after every update."""
+    ``probe=True`` also the readings of the top after every update.
+    ``readings``: the top in every training step (``BatchReadings``)."""
 
     settings: Settings
     run: TrainingRun
     top: TopReadings | None = None
+    readings: BatchReadings | None = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -266,28 +278,44 @@ def train_stack(settings: Settings | None = None, *, probe: bool = False,
         if s.switch is not None and n == s.switch[0]:
             optimizer.lr = s.switch[1]
 
+    sizes: list[float] = []
+    varying: list[float] = []
+
+    def read_and_run(tokens: np.ndarray) -> Tensor:     # = model(tokens)
+        top = model.top(tokens)
+        sizes.append(_rms(top.value))
+        varying.append(_varying(top.value))
+        return top @ model.head
+
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         if probe:
-            result, top = _probed(model, batches, optimizer, s.steps,
+            result, top = _probed(model, read_and_run, batches, optimizer, s.steps,
                                   copy_task(s, stream=3)(0)[0], switched)
         else:
-            result, top = train(model, batches, optimizer, s.steps, switched), None
-    return Training(settings=s, run=result, top=top)
+            result, top = train(read_and_run, batches, optimizer, s.steps, switched), None
+    done = len(result.losses)                 # a diverged run read one more
+    readings = BatchReadings(np.array(sizes[:done]), np.array(varying[:done]))
+    return Training(settings=s, run=result, top=top, readings=readings)
 
 
-def _probed(model: StackModel, batches: Batches, optimizer: Adam,
-            steps: int, probe: np.ndarray, then: Callable[[int], None]
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(values ** 2)))
+
+
+def _varying(values: np.ndarray) -> float:
+    """What differs by position: RMS(values - their mean over ``[B, T]``) / RMS."""
+    size = _rms(values)
+    return _rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
+
+
+def _probed(model: StackModel, forward: Callable[[np.ndarray], Tensor], batches: Batches,
+            optimizer: Adam, steps: int, probe: np.ndarray, then: Callable[[int], None]
             ) -> tuple[TrainingRun, TopReadings]:
     """``train``, reading the top after each update (before ``then(n)``)."""
     def read() -> np.ndarray:
         return model.top(probe).value                       # [B, T, d]
 
-    def rms(values: np.ndarray) -> float:
-        return float(np.sqrt(np.mean(values ** 2)))
-
-    def share(values: np.ndarray) -> float:       # what differs by position
-        size = rms(values)
-        return rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
+    rms, share = _rms, _varying
 
     before = [read()]
     start = (rms(before[0]), share(before[0]))
@@ -301,7 +329,7 @@ def _probed(model: StackModel, batches: Batches, optimizer: Adam,
         before[0] = now
         then(n)
 
-    run = train(model, batches, optimizer, steps, after)
+    run = train(forward, batches, optimizer, steps, after)
     return run, TopReadings(*start, np.array(moves), np.array(sizes), np.array(varying))
 
 
