@@ -179,7 +179,7 @@ def test_joining_the_parameters_changes_no_bit_of_an_update():
     shapes = [(3, 4), (4,), (2, 2, 2)]
     joined = [Parameter(f"p{i}", rng.normal(size=s)) for i, s in enumerate(shapes)]
     alone = [Parameter(f"p{i}", p.value.copy()) for i, p in enumerate(joined)]
-    fast, slow = Adam(joined, lr=0.03, warmup=2), Adam(alone + [Parameter("idle", [1.0])], lr=0.03, warmup=2)
+    fast, slow = Adam(joined, lr=0.03, warmup=2), Adam([*alone, Parameter("idle", [1.0])], lr=0.03, warmup=2)
     for _ in range(4):                            # the idle parameter has no gradient: one by one
         grads = [rng.normal(size=s) for s in shapes]
         for p, q, g in zip(joined, alone, grads, strict=True):

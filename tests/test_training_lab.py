@@ -258,6 +258,19 @@ def test_every_run_reads_its_own_top_in_each_training_step_for_free():
     assert len(run.readings.rms) == len(run.losses) == 3
 
 
+def test_seeds_spread_over_processes_give_the_bits_of_the_loop():
+    small = training_lab.Settings(variant="post", layers=2, lr=0.03, steps=4, **TINY, batch=3, period=2)
+    spread = training_lab.train_seeds(small, [5, 6, 7], workers=2)
+    loop = [training_lab.train_stack(small, seed=s) for s in (5, 6, 7)]
+    assert [t.settings.seed for t in spread] == [5, 6, 7]
+    for a, b in zip(spread, loop, strict=True):
+        assert a.settings == b.settings and np.array_equal(a.losses, b.losses)
+        assert np.array_equal(a.readings.rms, b.readings.rms) and np.array_equal(a.readings.varying, b.readings.varying)
+    alone = training_lab.train_seeds(small, [5], switch=(2, 0.01))
+    assert alone[0].settings.switch == (2, 0.01)
+    assert np.array_equal(alone[0].losses, training_lab.train_stack(small, seed=5, switch=(2, 0.01)).losses)
+
+
 def test_a_diverged_run_keeps_one_reading_a_loss():
     run = training_lab.train_stack(layers=2, lr=1.0, steps=40, **TINY, batch=3, period=2)
     assert len(run.readings.rms) == len(run.readings.varying) == len(run.losses)

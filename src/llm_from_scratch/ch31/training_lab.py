@@ -29,6 +29,8 @@ and by coarse verdicts, and trains 120 steps by default.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -50,6 +52,7 @@ from .depth_lab import TEXT
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
 MAX_LEARNING_RATE = 1.0
+MAX_SEEDS_AT_ONCE = 1_000
 MAX_VALUES = depth_lab.MAX_VALUES
 STEPS = 120                   # the default length of a run
 LAB = "training lab"
@@ -296,6 +299,27 @@ def train_stack(settings: Settings | None = None, *, probe: bool = False,
     done = len(result.losses)                 # a diverged run read one more
     readings = BatchReadings(np.array(sizes[:done]), np.array(varying[:done]))
     return Training(settings=s, run=result, top=top, readings=readings)
+
+
+def train_seeds(settings: Settings | None = None, seeds: Sequence[int] = range(31, 41), *,
+                workers: int | None = None, **changes: object) -> list[Training]:
+    """``[train_stack(settings, seed=s, **changes) for s in seeds]``, the runs
+    spread over ``workers`` processes (default: one a core, at most one a
+    seed). Each run is computed as in the loop, so the results are the same
+    bits; where processes cannot be forked (Windows, macOS) or with
+    ``workers=1`` it is that loop."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) \
+            or not 1 <= len(seeds) <= MAX_SEEDS_AT_ONCE:
+        raise DepthLabError(f"{LAB} seeds must be a list of 1 to {MAX_SEEDS_AT_ONCE} seeds, got {shown(seeds)}")
+    if workers is not None:
+        workers = integer(workers, f"{LAB} workers", 1, 64, DepthLabError)
+    base = changed(Settings, settings, changes)
+    every = [changed(Settings, base, {"seed": seed}) for seed in seeds]   # each checked before any runs
+    workers = min(len(every), workers or os.cpu_count() or 1)
+    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [train_stack(s) for s in every]
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        return pool.map(train_stack, every, chunksize=1)
 
 
 def _rms(values: np.ndarray) -> float:
