@@ -318,8 +318,20 @@ def train_seeds(settings: Settings | None = None, seeds: Sequence[int] = range(3
     workers = min(len(every), workers or os.cpu_count() or 1)
     if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
         return [train_stack(s) for s in every]
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_one_blas_thread) as pool:
         return pool.map(train_stack, every, chunksize=1)
+
+
+def _one_blas_thread() -> None:
+    """In a worker: OpenBLAS on one thread (the results do not depend on it),
+    so that the workers' BLAS threads do not fight over the cores."""
+    import ctypes
+    import glob
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")):
+        library = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads"):
+            if hasattr(library, name):
+                getattr(library, name)(1)
 
 
 def _rms(values: np.ndarray) -> float:
