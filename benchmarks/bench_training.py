@@ -29,49 +29,37 @@ SETUP = """
 from llm_from_scratch.ch31 import training_lab
 """
 
-# the training of each figure and table, as the notebook's cells write it
-# (section «Обучение: Pre, Post и разогрев»), and one run at the defaults
-COMPARE = """
-def compare_orders(layers=4, rates=(0.01, 0.03), warmup=0, steps=120,
-                   seed=31):
-    return {lr: {v: training_lab.train_stack(
-                     variant=v, layers=layers, lr=lr, warmup=warmup,
-                     steps=steps, seed=seed)
-                 for v in ("pre", "post")} for lr in rates}
-by_rate = compare_orders()
-"""
-
+# the training of each figure and table, as the cells of book/ch31-training.ipynb
+# write it, and one run at the defaults
 CELLS = {
     "один запуск: train_stack(variant=\"pre\", layers=4, lr=0.03), 120 шагов": """
 run = training_lab.train_stack(variant="pre", layers=4, lr=0.03)
 """,
-    "Рис. «Pre и Post без разогрева»: compare_orders() (4 запуска)": COMPARE,
-    "Таблица сдвигов: L = 1, 2, 4 по 40 шагов и Post при L = 1, 2": """
-moved = {L: {v: training_lab.train_stack(variant=v, layers=L, lr=0.03,
-                                         steps=40, probe=True)
-             for v in ("pre", "post")} for L in (1, 2, 4)}
-posts = [training_lab.train_stack(variant="post", layers=L, lr=0.03) for L in (1, 2)]
+    "десять зёрен: Pre, Post, Post с разогревом (30 запусков)": """
+BASE = training_lab.Settings(layers=4, lr=0.03)
+variants = {"Pre-RMSNorm": ("pre", 0), "Post-RMSNorm": ("post", 0),
+            "Post, разогрев 100": ("post", 100)}
+runs = {title: [training_lab.train_stack(BASE, variant=v, warmup=w, seed=s)
+                for s in range(31, 41)] for title, (v, w) in variants.items()}
 """,
-    "Рис. «разогрев»: Post с разогревом (probe) и зёрна 32, 33 (7 запусков)": """
-base = training_lab.Settings(layers=4, lr=0.03)   # L = 4, η = 0.03
-warm = training_lab.train_stack(base, variant="post", warmup=100,
-                                probe=True)
-seeds = {s: {"pre": training_lab.train_stack(base, variant="pre", seed=s),
-             "post": training_lab.train_stack(base, variant="post", seed=s),
-             "warm": training_lab.train_stack(base, variant="post",
-                                              warmup=100, seed=s)}
-         for s in (32, 33)}
+    "чувствительность выхода: L = 1, 2, 4": """
+for L in (1, 2, 4):
+    share = {v: training_lab.train_stack(variant=v, layers=L, lr=0.03, steps=40,
+                                         probe=True).top.relative_moves[5:].mean()
+             for v in ("pre", "post")}
+    post = training_lab.train_stack(variant="post", layers=L, lr=0.03)
 """,
-    "Таблица «порядок шагов»: switch, 2 × 3 зерна (probe, 6 запусков)": """
-group = [training_lab.train_stack(variant="post", layers=4, lr=lr,
-                                  switch=switch, seed=s, probe=True)
-         for lr, switch in ((0.03, (40, 0.01)), (0.01, (40, 0.03)))
-         for s in (31, 32, 33)]
+    "Post с разогревом, с показаниями выхода": """
+warm = training_lab.train_stack(layers=4, lr=0.03, variant="post", warmup=100, probe=True)
 """,
-    "Таблица сдвигов по ширине: первый шаг, ширина 8 … 64": """
+    "порядок шагов: пять зёрен": """
+orders = {"a": (0.03, (40, 0.01)), "b": (0.01, (40, 0.03))}
+by_order = {t: [training_lab.train_stack(layers=4, variant="post", lr=lr, switch=sw, seed=s)
+                for s in range(31, 36)] for t, (lr, sw) in orders.items()}
+""",
+    "ширина: первый шаг при 8, 16, 32, 64": """
 for width in (8, 16, 32, 64):
-    moves = [training_lab.top_movement(variant=v, layers=4, lr=0.003,
-                                       steps=1, width=width)[0]
+    moves = [training_lab.top_movement(variant=v, layers=4, lr=0.003, steps=1, width=width)[0]
              for v in ("pre", "post")]
 """,
 }

@@ -56,6 +56,7 @@ from llm_from_scratch.book.optim import Adam
 from llm_from_scratch.book.training import cross_entropy, fit, train
 from llm_from_scratch.ch30 import learned_heads
 from llm_from_scratch.ch31 import depth_lab, gradient_gain, training_lab
+from llm_from_scratch.ch31 import figures as plots31
 from llm_from_scratch.checks import MAX_SIZE, checked
 from llm_from_scratch.errors import DepthLabError, LearnedHeadsError, OptimizerError, TrainingError
 from llm_from_scratch.rng import GAMMA, MASK, uniform_weight
@@ -1004,6 +1005,36 @@ ROWS += [
     bad("heads-lab-correlation-of-constant-columns", lambda: learned_heads.column_correlation(quiet_attention()),
         LearnedHeadsError, "got spreads 0 and 0"),
     # --- chapter 31's training lab: the readings and the model's tokens -------------------
+    bad("seed-bands-no-panels", lambda: plots31.seed_bands({}), DepthLabError, "got dict of 0"),
+    bad("seed-bands-ragged-runs", lambda: plots31.seed_bands({"a": {"b": [[1.0, 2.0], [1.0]]}}), DepthLabError,
+        "got shapes [(1,), (2,)]"),
+    bad("seed-bands-nan-run", lambda: plots31.seed_bands({"a": {"b": [[1.0, NAN]]}}), DepthLabError,
+        "must be finite"),
+    bad("seed-bands-no-runs", lambda: plots31.seed_bands({"a": {"b": []}}), DepthLabError, "got 0"),
+    bad("seed-bands-text-runs", lambda: plots31.seed_bands({"a": {"b": [["x"]]}}), DepthLabError,
+        "must be runs of numbers"),
+    bad("seed-bands-window-zero", lambda: plots31.seed_bands({"a": {"b": [[1.0]]}}, window=0), DepthLabError,
+        "got 0"),
+    bad("seed-bands-window-bool", lambda: plots31.seed_bands({"a": {"b": [[1.0]]}}, window=True), DepthLabError,
+        "got True"),
+    bad("seed-bands-height-huge", lambda: plots31.seed_bands({"a": {"b": [[1.0]]}}, height=1e9), DepthLabError,
+        "got 1000000000.0"),
+    bad("seed-bands-reference-nan", lambda: plots31.seed_bands({"a": {"b": [[1.0]]}}, references={"r": NAN}),
+        DepthLabError, "references['r']"),
+    bad("seed-bands-marks-list", lambda: plots31.seed_bands({"a": {"b": [[1.0]]}}, marks=[40]), DepthLabError,
+        "got list"),
+    bad("seed-bands-too-many-labels", lambda: plots31.seed_bands({"a": {str(k): [[1.0]] for k in range(5)}}),
+        DepthLabError, "1 to 4 labelled groups"),
+    bad("training-lab-seeds-none", lambda: training_lab.train_seeds(seeds=[]), DepthLabError, "got []"),
+    bad("training-lab-seeds-text", lambda: training_lab.train_seeds(seeds="31"), DepthLabError, "got '31'"),
+    bad("training-lab-seeds-too-many", lambda: training_lab.train_seeds(seeds=range(2000)), DepthLabError,
+        "1 to 1000 seeds"),
+    bad("training-lab-seeds-negative", lambda: training_lab.train_seeds(seeds=[31, -1], steps=1), DepthLabError,
+        "got -1"),
+    bad("training-lab-seeds-workers-zero", lambda: training_lab.train_seeds(seeds=[31], workers=0), DepthLabError,
+        "workers"),
+    bad("training-lab-seeds-unknown-setting", lambda: training_lab.train_seeds(seeds=[31], depth=2),
+        DepthLabError, "'depth'"),
     bad("training-lab-smoothed-nan", lambda: training_lab.smoothed([NAN, 1.0]), DepthLabError,
         "got 1 NaN or infinite of 2"),
     bad("training-lab-smoothed-nothing", lambda: training_lab.smoothed([]), DepthLabError, "got shape [0]"),

@@ -174,6 +174,23 @@ def test_a_typed_error_of_the_model_is_raised_at_any_step():
         train(model, lambda step: (tokens[step], tokens[step] % 3), Adam([table]), 3)
 
 
+def test_joining_the_parameters_changes_no_bit_of_an_update():
+    rng = np.random.default_rng(3)
+    shapes = [(3, 4), (4,), (2, 2, 2)]
+    joined = [Parameter(f"p{i}", rng.normal(size=s)) for i, s in enumerate(shapes)]
+    alone = [Parameter(f"p{i}", p.value.copy()) for i, p in enumerate(joined)]
+    fast, slow = Adam(joined, lr=0.03, warmup=2), Adam([*alone, Parameter("idle", [1.0])], lr=0.03, warmup=2)
+    for _ in range(4):                            # the idle parameter has no gradient: one by one
+        grads = [rng.normal(size=s) for s in shapes]
+        for p, q, g in zip(joined, alone, grads, strict=True):
+            p.grad, q.grad = g, g.copy()
+        fast.step()
+        slow.step()
+    for p, q, m, n in zip(joined, alone, fast.m, slow.m[:3], strict=True):
+        assert np.array_equal(p.value, q.value) and np.array_equal(m, n) and p.value.shape == q.value.shape
+        assert not p.value.flags.writeable
+
+
 def test_a_failed_step_moves_no_parameter_and_keeps_the_step_count():
     a, b = Parameter("a", [1.0, 2.0]), Parameter("b", [3.0, 4.0])
     adam = Adam([a, b])

@@ -46,6 +46,10 @@ TOPS = {"масштаб 1": depth_lab.top_block_gradient(range(1, 4), width=8, *
                                                    **SMALL_LAB)}
 REFERENCE = {"масштаб √3": 0.5}
 
+BANDS = {"Pre-RMSNorm": [np.linspace(3.0, 1.0 + 0.1 * k, 50) for k in range(4)],
+         "Post-RMSNorm": [np.full(50, 2.7) + 0.01 * k for k in range(4)],
+         "Post, разогрев 100": [np.linspace(3.0, 1.5, 50) ** (1 + 0.1 * k) for k in range(4)]}
+
 BUILDERS = {
     "residual_stream": lambda: plots31.residual_stream(ROWS, token=1),
     "block_diagram": lambda: plots31.block_diagram(SHAPES, hidden_width=ch31.FEED_FORWARD_WIDTH),
@@ -63,6 +67,9 @@ BUILDERS = {
                                                      schedules=SCHEDULES,
                                                      seeds={"η = 0.03": {"Pre-RMSNorm": [np.full(50, 2.0)]}}),
     "top_gradient": lambda: plots31.top_gradient(range(1, 4), TOPS, depth_lab.LABELS, reference=REFERENCE),
+    "seed_bands": lambda: plots31.seed_bands({"η = 0.03": BANDS}, window=5, references=REFERENCES,
+                                             marks={"конец разогрева": 30}, ylabels={"η = 0.03": "потери"}),
+    "seed_bands_two_panels": lambda: plots31.seed_bands({"RMS": BANDS, "доля": BANDS}),
 }
 
 
@@ -291,6 +298,47 @@ def test_thin_curves_draw_the_other_seeds_in_the_style_of_their_label():
         np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
         assert line.get_linestyle() == main.get_linestyle() and line.get_linewidth() < main.get_linewidth()
     assert edition.texts("ch31_figures")["training_curves.seeds"] in [t.get_text() for t in fig.legends[0].get_texts()]
+
+
+def _running(run, window):
+    return np.array([np.mean(run[max(0, i - window + 1):i + 1]) for i in range(len(run))])
+
+
+def test_seed_bands_draw_the_median_and_the_range_over_seeds(figures):
+    (ax,) = figures["seed_bands"].axes
+    assert ax.get_title() == "η = 0.03" and ax.get_ylabel() == "потери"
+    bands = [c for c in ax.collections if c.get_label().startswith("_band")]
+    assert len(bands) == len(BANDS)
+    for index, (label, runs) in enumerate(BANDS.items()):
+        table = np.stack([_running(run, 5) for run in runs])
+        (line,) = [line for line in ax.get_lines() if line.get_label() == label]
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, 51))
+        np.testing.assert_allclose(line.get_ydata(), np.median(table, axis=0), rtol=1e-12)
+        assert line.get_linestyle() == {0: "-", 1: "--", 2: ":"}[index]            # not colour alone
+        (band,) = [c for c in bands if c.get_label() == f"_band {label}"]
+        corners = band.get_paths()[0].vertices
+        for step in (1, 25, 50):
+            ys = corners[corners[:, 0] == step][:, 1]
+            assert ys.min() == pytest.approx(table[:, step - 1].min(), rel=1e-12)
+            assert ys.max() == pytest.approx(table[:, step - 1].max(), rel=1e-12)
+    named = [t.get_text() for t in ax.texts]                     # direct labels, no legend
+    assert set(BANDS) | set(REFERENCES) | {"конец разогрева"} <= set(named) and not figures["seed_bands"].legends
+    for text, value in REFERENCES.items():
+        (line,) = [line for line in ax.get_lines() if line.get_label() == f"_ref {text}"]
+        assert np.all(line.get_ydata() == value)
+    (mark,) = [line for line in ax.get_lines() if line.get_label() == "_mark конец разогрева"]
+    assert np.all(np.asarray(mark.get_xdata()) == 30)
+    ends = sorted(t.get_position()[1] for t in ax.texts if t.get_text() in {*BANDS, *REFERENCES})
+    assert min(np.diff(ends)) > 0                                   # nudged apart
+
+
+def test_seed_bands_with_two_panels_share_one_legend(figures):
+    fig = figures["seed_bands_two_panels"]
+    assert [ax.get_title() for ax in fig.axes] == ["RMS", "доля"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(BANDS)
+    for ax in fig.axes:
+        (line,) = [line for line in ax.get_lines() if line.get_label() == "Post-RMSNorm"]
+        np.testing.assert_allclose(line.get_ydata(), np.median(np.stack(BANDS["Post-RMSNorm"]), axis=0))
 
 
 def test_top_gradient_draws_one_point_per_depth(figures):

@@ -236,6 +236,46 @@ def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
     assert np.array_equal(moves, top.moves)
 
 
+def test_every_run_reads_its_own_top_in_each_training_step_for_free():
+    small = training_lab.Settings(variant="post", layers=2, lr=0.02, steps=3, **TINY, batch=3, period=2)
+    run = training_lab.train_stack(small)
+    model = training_lab.new_model(variant="post", layers=2, **TINY)
+    batches = training_lab.copy_task(**{**TASK, "seed": TINY["seed"] + 2})
+    optimizer = Adam(model.parameters(), lr=0.02)
+
+    def rms(a):
+        return np.sqrt(np.mean(a ** 2))
+
+    for step in range(3):                              # the top of step s, before update s + 1
+        top = model.top(batches(step)[0]).value
+        assert run.readings.rms[step] == pytest.approx(rms(top), rel=1e-12)
+        varying = rms(top - top.mean(axis=(0, 1))) / rms(top)
+        assert run.readings.varying[step] == pytest.approx(varying, rel=1e-12) and 0 < varying <= 1
+        train(model, lambda _, s=step: batches(s), optimizer, 1)
+    plain = train(training_lab.new_model(variant="post", layers=2, **TINY), batches,
+                  Adam(training_lab.new_model(variant="post", layers=2, **TINY).parameters(), lr=0.02), 1)
+    assert plain.losses[0] == run.losses[0]          # reading changes no number of the run
+    assert len(run.readings.rms) == len(run.losses) == 3
+
+
+def test_seeds_spread_over_processes_give_the_bits_of_the_loop():
+    small = training_lab.Settings(variant="post", layers=2, lr=0.03, steps=4, **TINY, batch=3, period=2)
+    spread = training_lab.train_seeds(small, [5, 6, 7], workers=2)
+    loop = [training_lab.train_stack(small, seed=s) for s in (5, 6, 7)]
+    assert [t.settings.seed for t in spread] == [5, 6, 7]
+    for a, b in zip(spread, loop, strict=True):
+        assert a.settings == b.settings and np.array_equal(a.losses, b.losses)
+        assert np.array_equal(a.readings.rms, b.readings.rms) and np.array_equal(a.readings.varying, b.readings.varying)
+    alone = training_lab.train_seeds(small, [5], switch=(2, 0.01))
+    assert alone[0].settings.switch == (2, 0.01)
+    assert np.array_equal(alone[0].losses, training_lab.train_stack(small, seed=5, switch=(2, 0.01)).losses)
+
+
+def test_a_diverged_run_keeps_one_reading_a_loss():
+    run = training_lab.train_stack(layers=2, lr=1.0, steps=40, **TINY, batch=3, period=2)
+    assert len(run.readings.rms) == len(run.readings.varying) == len(run.losses)
+
+
 def test_the_first_adam_step_moves_every_weight_by_about_the_rate():
     step = training_lab.first_step(layers=1, lr=0.03)
     assert step["largest"] <= 0.03 and step["smallest"] > 0.028

@@ -27,7 +27,8 @@ from ..text import texts
 
 __all__ = [
     "attention_maps", "block_diagram", "depth_profiles", "gradient_paths", "head0_scores",
-    "pre_post_orders", "residual_stream", "sequential_vs_parallel", "sublayer_orders", "top_gradient",
+    "pre_post_orders", "residual_stream", "seed_bands", "sequential_vs_parallel", "sublayer_orders",
+    "top_gradient",
     "training_curves", "vector_text",
 ]
 
@@ -594,6 +595,123 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
     fig.legend(list(handles.values()), list(handles), loc="outside upper center",
                ncols=min(3, len(handles)), frameon=False)
     return fig
+
+
+MAX_BAND_RUNS, MAX_BAND_STEPS = 1_000, 100_000
+
+
+def _band_runs(runs: object, where: str) -> np.ndarray:
+    """``[seeds, steps]`` of finite numbers: one row a run, all of one length."""
+    from ..errors import DepthLabError
+    try:
+        rows = [np.asarray(run, dtype=float) for run in runs]
+    except (TypeError, ValueError, OverflowError) as error:
+        raise DepthLabError(f"seed bands {where} must be runs of numbers, got {type(runs).__name__}") from error
+    if not rows or len(rows) > MAX_BAND_RUNS:
+        raise DepthLabError(f"seed bands {where} must hold 1 to {MAX_BAND_RUNS} runs, got {len(rows)}")
+    lengths = {row.shape for row in rows}
+    if len(lengths) != 1 or rows[0].ndim != 1 or not 1 <= rows[0].size <= MAX_BAND_STEPS:
+        raise DepthLabError(f"seed bands {where} must be runs of one length in [1, {MAX_BAND_STEPS}], "
+                            f"got shapes {sorted(lengths)[:3]}")
+    table = np.stack(rows)
+    if not np.isfinite(table).all():
+        raise DepthLabError(f"seed bands {where} must be finite, got NaN or infinity")
+    return table
+
+
+@styled
+def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
+               ylabels: Mapping[str, str] | None = None, references: Mapping[str, float] | None = None,
+               marks: Mapping[str, float] | None = None, window: int = 1, height: float = 3.0) -> Figure:
+    """Many seeds of a few settings, without a tangle of thin lines.
+
+    ``panels`` maps a panel title to ``{label: runs}`` (``runs``: one
+    sequence per seed, all of one length). Each label gets its median over
+    the seeds as a thick line (its own line style, marker and colour) and
+    the range over the seeds (lowest to highest) as a light band; with
+    ``window > 1`` every run is first a running mean over ``window`` steps.
+    One panel: each line is named at its right end (direct labels); more:
+    one legend above. ``references`` (text -> value) are grey horizontal
+    lines named at their left end, ``marks`` (text -> step) vertical ones.
+    """
+    from ..errors import DepthLabError
+    if not isinstance(panels, Mapping) or not 1 <= len(panels) <= 3 or not all(
+            isinstance(c, Mapping) and 1 <= len(c) <= len(_CURVE_COLOURS) for c in panels.values()):
+        raise DepthLabError("seed bands panels must map 1 to 3 titles to 1 to 4 labelled groups of runs, "
+                            f"got {type(panels).__name__} of {len(panels) if isinstance(panels, Mapping) else '?'}")
+    if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_BAND_STEPS:
+        raise DepthLabError(f"seed bands window must be an integer in [1, {MAX_BAND_STEPS}], got {window!r}")
+    if isinstance(height, bool) or not isinstance(height, (int, float)) or not 1.5 <= height <= 6:
+        raise DepthLabError(f"seed bands height must be a number of inches in [1.5, 6], got {height!r}")
+    lines = {}
+    for key, extra in (("references", references), ("marks", marks), ("ylabels", ylabels)):
+        if extra is not None and not isinstance(extra, Mapping):
+            raise DepthLabError(f"seed bands {key} must be a mapping, got {type(extra).__name__}")
+        lines[key] = dict(extra or {})
+    for key in ("references", "marks"):
+        for text, value in lines[key].items():
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
+                raise DepthLabError(f"seed bands {key}[{text!r}] must be a finite number, got {value!r}")
+    tables = {title: {label: _band_runs(runs, f"{title} / {label}") for label, runs in curves.items()}
+              for title, curves in panels.items()}
+
+    fig = new_figure(style.MAX_WIDTH, height)
+    axes = fig.subplots(1, len(tables), squeeze=False)[0]
+    order: dict[str, int] = {}
+    for ax, (title, curves) in zip(axes, tables.items(), strict=True):
+        ends = []
+        for label, table in curves.items():
+            index = order.setdefault(label, len(order))
+            if window > 1:
+                table = np.stack([_running_mean(run, window)[1] for run in table])
+            steps = np.arange(1, table.shape[1] + 1)
+            colour = _CURVE_COLOURS[index]
+            ax.fill_between(steps, table.min(axis=0), table.max(axis=0), color=colour, alpha=0.16,
+                            linewidth=0, label=f"_band {label}")
+            median = np.median(table, axis=0)
+            ax.plot(steps, median, color=colour, linewidth=2.0, linestyle=LINE_STYLES[index],
+                    marker=MARKERS[index], markersize=4, markevery=max(1, len(steps) // 6), label=label)
+            ends.append((median[-1], label, colour, steps[-1]))
+        for text, value in lines["references"].items():
+            ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[0], label=f"_ref {text}")
+            if len(tables) == 1:     # named at the right end, among the curves
+                ends.append((value, text, "", 0))
+            else:
+                ax.annotate(text, (0, value), xycoords=("axes fraction", "data"), xytext=(3, 2),
+                            textcoords="offset points", va="bottom", fontsize=SMALL, color="0.3")
+        for text, step in lines["marks"].items():
+            ax.axvline(step, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[1], label=f"_mark {text}")
+            ax.annotate(text, (step, 1), xycoords=("data", "axes fraction"), xytext=(-3, -3),
+                        textcoords="offset points", ha="right", va="top", fontsize=SMALL, color="0.3")
+        ax.set_title(title)
+        ax.set_xlabel(texts("ch31_figures")["training_curves.step"])
+        if title in lines["ylabels"]:
+            ax.set_ylabel(lines["ylabels"][title])
+        ax.grid(True, color="0.9", linewidth=0.6)
+        if len(tables) == 1:
+            _direct_labels(ax, ends)
+    if len(tables) > 1:
+        handles, labels = axes[0].get_legend_handles_labels()
+        shown = [(h, t) for h, t in zip(handles, labels, strict=True) if not t.startswith("_")]
+        fig.legend([h for h, _ in shown], [t for _, t in shown], loc="outside upper center",
+                   ncols=len(shown), frameon=False)
+    return fig
+
+
+def _direct_labels(ax: Axes, ends: list[tuple[float, str, str, int]]) -> None:
+    """Each curve's label just right of its last point, nudged apart so none overlap."""
+    last = max(step for *_, step in ends)       # a reference (no colour) ends at 0
+    ax.set_xlim(0, last * 1.42)
+    low, high = ax.get_ylim()
+    gap = 0.085 * (high - low)
+    placed: list[float] = []
+    for value, label, colour, step in sorted(ends):
+        y = max(value, placed[-1] + gap) if placed else value
+        placed.append(y)
+        line = {"arrowprops": {"arrowstyle": "-", "color": colour, "linewidth": 0.8}} if colour else {}
+        ax.annotate(label, (step or last, value), xytext=(last * 1.03, y), textcoords="data", va="center",
+                    fontsize=SMALL, color=INK if colour else "0.3", **line)
+    ax.set_ylim(low, max(high, placed[-1] + gap / 2))
 
 
 _CURVE_COLOURS = ("#440154", "#31688e", "#35b779", "#8f8f8f")

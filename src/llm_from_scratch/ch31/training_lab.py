@@ -29,6 +29,8 @@ and by coarse verdicts, and trains 120 steps by default.
 from __future__ import annotations
 
 import math
+import multiprocessing
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -50,6 +52,7 @@ from .depth_lab import TEXT
 
 MAX_TRAIN_LAYERS, MAX_STEPS, MAX_WARMUP = 64, 20_000, 20_000
 MAX_LEARNING_RATE = 1.0
+MAX_SEEDS_AT_ONCE = 1_000
 MAX_VALUES = depth_lab.MAX_VALUES
 STEPS = 120                   # the default length of a run
 LAB = "training lab"
@@ -234,13 +237,25 @@ class TopReadings:
 
 
 @dataclass(frozen=True)
+class BatchReadings:
+    """The normalised top of the stack ``[B, T, d]`` in each step's own
+    forward pass, on that step's training batch, before its update
+    (``[steps]`` each). Free: no extra forward pass, the same updates."""
+
+    rms: np.ndarray           # RMS(top)
+    varying: np.ndarray       # RMS(top - its mean over all positions) / RMS
+
+
+@dataclass(frozen=True)
 class Training:
     """One run: its settings and the loss before every update; with
-    ``probe=True`` also the readings of the top after every update."""
+    ``probe=True`` also the readings of the top after every update.
+    ``readings``: the top in every training step (``BatchReadings``)."""
 
     settings: Settings
     run: TrainingRun
     top: TopReadings | None = None
+    readings: BatchReadings | None = None
 
     @property
     def losses(self) -> np.ndarray:
@@ -266,28 +281,77 @@ def train_stack(settings: Settings | None = None, *, probe: bool = False,
         if s.switch is not None and n == s.switch[0]:
             optimizer.lr = s.switch[1]
 
+    sizes: list[float] = []
+    varying: list[float] = []
+
+    def read_and_run(tokens: np.ndarray) -> Tensor:     # = model(tokens)
+        top = model.top(tokens)
+        sizes.append(_rms(top.value))
+        varying.append(_varying(top.value))
+        return top @ model.head
+
     with np.errstate(over="raise", invalid="raise", divide="raise"):
         if probe:
-            result, top = _probed(model, batches, optimizer, s.steps,
+            result, top = _probed(model, read_and_run, batches, optimizer, s.steps,
                                   copy_task(s, stream=3)(0)[0], switched)
         else:
-            result, top = train(model, batches, optimizer, s.steps, switched), None
-    return Training(settings=s, run=result, top=top)
+            result, top = train(read_and_run, batches, optimizer, s.steps, switched), None
+    done = len(result.losses)                 # a diverged run read one more
+    readings = BatchReadings(np.array(sizes[:done]), np.array(varying[:done]))
+    return Training(settings=s, run=result, top=top, readings=readings)
 
 
-def _probed(model: StackModel, batches: Batches, optimizer: Adam,
-            steps: int, probe: np.ndarray, then: Callable[[int], None]
+def train_seeds(settings: Settings | None = None, seeds: Sequence[int] = range(31, 41), *,
+                workers: int | None = None, **changes: object) -> list[Training]:
+    """``[train_stack(settings, seed=s, **changes) for s in seeds]``, the runs
+    spread over ``workers`` processes (default: one a core, at most one a
+    seed). Each run is computed as in the loop, so the results are the same
+    bits; where processes cannot be forked (Windows, macOS) or with
+    ``workers=1`` it is that loop."""
+    if isinstance(seeds, (str, bytes)) or not isinstance(seeds, Sequence) \
+            or not 1 <= len(seeds) <= MAX_SEEDS_AT_ONCE:
+        raise DepthLabError(f"{LAB} seeds must be a list of 1 to {MAX_SEEDS_AT_ONCE} seeds, got {shown(seeds)}")
+    if workers is not None:
+        workers = integer(workers, f"{LAB} workers", 1, 64, DepthLabError)
+    base = changed(Settings, settings, changes)
+    every = [changed(Settings, base, {"seed": seed}) for seed in seeds]   # each checked before any runs
+    workers = min(len(every), workers or os.cpu_count() or 1)
+    if workers == 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [train_stack(s) for s in every]
+    with multiprocessing.get_context("fork").Pool(workers, initializer=_one_blas_thread) as pool:
+        return pool.map(train_stack, every, chunksize=1)
+
+
+def _one_blas_thread() -> None:
+    """In a worker: OpenBLAS on one thread (the results do not depend on it),
+    so that the workers' BLAS threads do not fight over the cores."""
+    import ctypes
+    import glob
+    for path in glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")):
+        library = ctypes.CDLL(path)
+        for name in ("scipy_openblas_set_num_threads64_", "openblas_set_num_threads"):
+            if hasattr(library, name):
+                getattr(library, name)(1)
+
+
+def _rms(values: np.ndarray) -> float:
+    return float(np.sqrt(np.mean(values ** 2)))
+
+
+def _varying(values: np.ndarray) -> float:
+    """What differs by position: RMS(values - their mean over ``[B, T]``) / RMS."""
+    size = _rms(values)
+    return _rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
+
+
+def _probed(model: StackModel, forward: Callable[[np.ndarray], Tensor], batches: Batches,
+            optimizer: Adam, steps: int, probe: np.ndarray, then: Callable[[int], None]
             ) -> tuple[TrainingRun, TopReadings]:
     """``train``, reading the top after each update (before ``then(n)``)."""
     def read() -> np.ndarray:
         return model.top(probe).value                       # [B, T, d]
 
-    def rms(values: np.ndarray) -> float:
-        return float(np.sqrt(np.mean(values ** 2)))
-
-    def share(values: np.ndarray) -> float:       # what differs by position
-        size = rms(values)
-        return rms(values - values.mean(axis=(0, 1))) / size if size else 0.0
+    rms, share = _rms, _varying
 
     before = [read()]
     start = (rms(before[0]), share(before[0]))
@@ -301,7 +365,7 @@ def _probed(model: StackModel, batches: Batches, optimizer: Adam,
         before[0] = now
         then(n)
 
-    run = train(model, batches, optimizer, steps, after)
+    run = train(forward, batches, optimizer, steps, after)
     return run, TopReadings(*start, np.array(moves), np.array(sizes), np.array(varying))
 
 
