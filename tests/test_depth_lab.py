@@ -244,7 +244,7 @@ def test_one_branch_stacks_give_no_gradient_to_the_other_branch():
 
 
 def sampled_ffn_gains(ffn, k, width=64, hidden=256, samples=400, seed=0):
-    """gamma_f and gamma_J by Monte Carlo over random networks with the lab's uniform weights,
+    """kappa_f and kappa_J by Monte Carlo over random networks with the lab's uniform weights,
     the Jacobian written out by hand: an independent check of the moment formulas."""
     rng = np.random.default_rng(seed)
     forward = backward = 0.0

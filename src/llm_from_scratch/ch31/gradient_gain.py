@@ -4,23 +4,23 @@ Post: a sublayer maps a stream ``x`` of RMS 1 to ``y = N(x + f(x))``; its VJP is
 ``dL/dx = (I + J_f)^T J_N^T dL/dy`` with ``J_N = (I - n n^T / d) / RMS(x + f)``.
 If ``f(x)`` is uncorrelated with ``x`` and ``J_f`` with the upstream gradient,
 
-    ||dL/dx||² / ||dL/dy||²  ≈  (1 + γ_J) / (1 + γ_f)
+    ||dL/dx||² / ||dL/dy||²  ≈  (1 + κ_J) / (1 + κ_f)
 
-where ``γ_f = E f_i²`` (so ``RMS(x + f)² = 1 + γ_f``) is the branch's forward
-gain and ``γ_J = E ||J_f^T v||² / ||v||²`` its backward gain.
+where ``κ_f = E f_i²`` (so ``RMS(x + f)² = 1 + κ_f``) is the branch's forward
+gain and ``κ_J = E ||J_f^T v||² / ||v||²`` its backward gain.
 
 Pre: ``y = x + f(N(x))``; the branch reads ``x / RMS(x)``, so
 
-    ||dL/dx||² / ||dL/dy||²  ≈  1 + γ_J / RMS(x)².
+    ||dL/dx||² / ||dL/dy||²  ≈  1 + κ_J / RMS(x)².
 
 For the lab's feed-forward networks (weights uniform on ``±c/sqrt(n_in)``,
 variance ``c² / (3 n_in)``) every pre-activation ``a = x W`` of a unit-RMS row
 has variance ``s² = c² / 3``, and with ``a, b ~ N(0, s²)``:
 
-* SwiGLU ``(SiLU(a) ⊙ b) W_down``: ``γ_f = s⁴ E[SiLU(a)²]``,
-  ``γ_J = s⁴ (E[SiLU(a)²] + s² E[SiLU'(a)²])`` — the product of two linear
+* SwiGLU ``(SiLU(a) ⊙ b) W_down``: ``κ_f = s⁴ E[SiLU(a)²]``,
+  ``κ_J = s⁴ (E[SiLU(a)²] + s² E[SiLU'(a)²])`` — the product of two linear
   paths has two terms in its derivative;
-* ReLU ``ReLU(a) W_down``: ``γ_f = γ_J = s⁴ / 2``, because
+* ReLU ``ReLU(a) W_down``: ``κ_f = κ_J = s⁴ / 2``, because
   ``ReLU(a) = a ReLU'(a)``.
 
 The expectations are Gauss–Hermite sums over ``a ~ N(0, s²)``; SiLU and its
@@ -80,8 +80,8 @@ class BranchGains:
 
     ffn: str
     weight_scale: float
-    forward: float     # γ_f
-    backward: float    # γ_J
+    forward: float     # κ_f
+    backward: float    # κ_J
 
     def __post_init__(self) -> None:
         choice(self.ffn, "branch gains ffn", FFNS, DepthLabError)
@@ -109,7 +109,7 @@ class BranchGains:
 
 
 def ffn_gains(ffn: str = "swiglu", weight_scale: float = 1.0) -> BranchGains:
-    """``γ_f`` and ``γ_J`` of the lab's feed-forward branch from the moments
+    """``κ_f`` and ``κ_J`` of the lab's feed-forward branch from the moments
     of its activation (module docstring)."""
     choice(ffn, "depth lab ffn", FFNS, DepthLabError)
     k = number(weight_scale, "depth lab weight_scale", 0, MAX_WEIGHT_SCALE, DepthLabError)
