@@ -230,8 +230,8 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     left_y = left_w + width * small + 28
     for head in range(heads):
         lane = lane_left[head] + (FLOW_LABELS if head == 0 else 0)
-        _flow_arrow(ax, (lane + 4 + narrow / 2, lane_bottom), (left_u + (head + 0.5) * narrow, bottom - 2),
-                    "Concat" if head else "", along=0.45)
+        # no label on the arrows: the table they point to is captioned "u = Concat(H)"
+        _flow_arrow(ax, (lane + 4 + narrow / 2, lane_bottom), (left_u + (head + 0.5) * narrow, bottom - 2))
     row_labels(left_u, bottom, "p")
     _flow_grid(ax, merged, left_u, bottom, head_of_column=columns_head)
     caption(left_u + wide / 2, bottom + band + 4, f"u = Concat(H): {_shape(1, tokens, width)}", va="top",

@@ -17,7 +17,7 @@ TEXT = {
     "two_jobs.one_head": "одна голова\nна всю ширину",
     "head_split.reads_all": "столбец 0 проекции читает все признаки строки X",
     "split_layout.right": "split_heads: reshape, затем transpose — у каждой головы свои признаки всех токенов",
-    "split_layout.wrong": "ошибка: один reshape сразу в [h, T, d_h] — голове 0 достаются целые строки a и b",
+    "split_layout.wrong": "ошибка: один reshape сразу в [h, T, d_h] — голове 0 достаются a и половина b",
     "score_spread.spread": "разброс оценок (ст. откл.)",
     "score_spread.raw": r"оценки $q\cdot k$",
     "score_spread.scaled": r"оценки $q\cdot k\,/\sqrt{d_h}$",
