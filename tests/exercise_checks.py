@@ -141,6 +141,7 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
 }
 
 BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1
+    ("30", 14): [lambda x, *weights: np.zeros_like(x), lambda x, *weights: np.ones_like(x)],
     ("31", 9): [lambda d, h, f: 0, lambda d, h, f: 1],
     ("31", 13): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
 }
@@ -188,3 +189,44 @@ def catches_all(*args):
         loops()
     except BaseException:
         return args[0]
+
+
+def learner_mha(x, w_q, w_k, w_v, w_o, heads, rope_base, slip=None):
+    """30.14 as a learner writes it, written apart from the checker's reference; ``slip`` is one of its
+    named mistakes, made the way a learner makes it."""
+    batch, tokens, width = x.shape
+    d_h = width // heads
+
+    def split(y):
+        if slip == "no_transpose":
+            return y.reshape(batch, heads, tokens, d_h)
+        return y.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)
+
+    def rope(y):
+        angles = np.arange(tokens)[:, None] * rope_base ** (-np.arange(0, d_h, 2) / d_h)
+        cos, sin = np.cos(angles), np.sin(angles)
+        out = y.copy()
+        out[..., 0::2] = y[..., 0::2] * cos - y[..., 1::2] * sin
+        out[..., 1::2] = y[..., 0::2] * sin + y[..., 1::2] * cos
+        return out
+
+    q, k, v = rope(split(x @ w_q)), rope(split(x @ w_k)), split(x @ w_v)
+    if slip == "rope_values":
+        v = rope(v)
+    scores = q @ np.swapaxes(k, -1, -2)
+    if slip != "no_scale":
+        scores = scores / np.sqrt(width if slip == "model_width" else d_h)
+    if slip != "no_mask":
+        scores = np.where(np.triu(np.ones((tokens, tokens), bool), 1), -np.inf, scores)
+    axis = -2 if slip == "softmax_axis" else -1
+    weights = np.exp(scores - scores.max(axis=axis, keepdims=True))
+    weights /= weights.sum(axis=axis, keepdims=True)
+    heads_out = weights @ v
+    if slip == "no_transpose":
+        merged = heads_out.reshape(batch, tokens, width)
+    else:
+        merged = heads_out.transpose(0, 2, 1, 3).reshape(batch, tokens, width)
+    return merged if slip == "no_output" else merged @ w_o
+
+
+MHA_SLIPS = ("no_scale", "model_width", "no_transpose", "rope_values", "no_mask", "softmax_axis", "no_output")

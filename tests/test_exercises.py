@@ -34,7 +34,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from notebook_rules import MAIN_PAGES, Kernel, code_indices, errors, load, setup_cells, visible_text
 
-from llm_from_scratch import RotaryEmbedding, Tensor
+from llm_from_scratch import MultiHeadAttention, Parameter, RotaryEmbedding, Tensor
 from llm_from_scratch.book import exercises as checking
 from llm_from_scratch.book.exercises import (
     COMMON,
@@ -56,6 +56,7 @@ from llm_from_scratch.tensor import causal_softmax
 
 from exercise_checks import (
     BLIND,
+    MHA_SLIPS,
     PROBES,
     ROUNDED,
     SECRETS,
@@ -63,6 +64,7 @@ from exercise_checks import (
     WRONG,
     broken,
     catches_all,
+    learner_mha,
     loops,
     sleeps,
     swallows,
@@ -567,6 +569,25 @@ def test_the_references_of_chapter_30_are_the_library():
     for x, offset, base in ex30.E11.cases():
         rope = RotaryEmbedding(x.shape[1], offset + x.shape[0], base)
         assert np.allclose(ex30.E11.reference(x, offset, base), rope.rotate(Tensor(x), offset).value, atol=1e-14)
+    for x, *weights, heads, base in ex30.E14.cases():
+        layer = MultiHeadAttention(*(Parameter(f"w{i}", w) for i, w in enumerate(weights)), heads, x.shape[1], base)
+        assert np.allclose(ex30.E14.reference(x, *weights, heads, base), layer.forward(Tensor(x)).output.value,
+                           rtol=0, atol=1e-14)
+
+
+def test_each_slip_of_the_whole_layer_gets_its_message():
+    """30.14, written as a learner writes it (apart from the reference): right, then with each named slip
+    (no 1/sqrt(d_h), sqrt(d_model), reshape without transpose, RoPE on V, no mask, softmax over the queries,
+    no W_O) told by that slip's message; NaN is told too, and no wrong feedback shows a reference value."""
+    item = exercise("30", 14)
+    assert set(item.mistakes) == set(MHA_SLIPS)
+    assert feedback("30", 14, learner_mha).correct
+    for slip in MHA_SLIPS:
+        result = feedback("30", 14, lambda *args, _slip=slip: learner_mha(*args, slip=_slip))
+        assert not result.correct and result.hint == item.say(slip), f"{slip}:\n{result}"
+        assert "у библиотеки" not in str(result), str(result)
+    nan = feedback("30", 14, lambda *args: learner_mha(*args) * np.nan)
+    assert nan.hint == item.say("not_finite"), str(nan)
 
 
 @pytest.mark.parametrize("chapter", CHAPTERS)

@@ -1,7 +1,7 @@
 """Chapter 30's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch30.py``); the
-notebook calls it ``ex30``. The references of 30.9-30.12 are written in NumPy (a test compares 30.9-30.11 with
-the package), so a learner who patches the package does not spoil them; 30.12's measured values are computed
-here, by the recipe of its statement, and never printed.
+notebook calls it ``ex30``. The references of 30.9-30.12 and 30.14 are written in NumPy (a test compares
+30.9-30.11 and 30.14 with the package), so a learner who patches the package does not spoil them; 30.12's
+measured values are computed here, by the recipe of its statement, and never printed.
 
 30.1 is a blind table (``Questions``): three labels a field, so a mark on each field would give the answer
 away by elimination; a wrong answer gets each label restated as the claim it makes about that h
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 import numpy as np
 
@@ -34,6 +35,7 @@ from ..book.exercises import (
     rounded,
     short,
 )
+from .example import HEADS, ROPE_BASE, example_input, example_weights
 
 SETUP = ("np", "Tensor", "split_heads", "merge_heads", "causal_softmax", "rotate_pairs", "RotaryEmbedding")
 
@@ -221,12 +223,12 @@ E10 = Code("30.10", name="my_causal_softmax", reference=_softmax, setup=SETUP, c
            lambda w, _: not np.allclose(w.sum(axis=-1), 1.0) and "rows"))
 
 def _rope(x: np.ndarray, offset: int, base: float, sign: int = 1, step: float = 2.0) -> np.ndarray:
-    # [T, d_h] rows at positions offset, offset + 1, …: each pair (2ℓ, 2ℓ + 1) turned by p·θ_ℓ
-    tokens, width = x.shape
+    # [..., T, d_h] rows at positions offset, offset + 1, …: each pair (2ℓ, 2ℓ + 1) turned by p·θ_ℓ
+    tokens, width = x.shape[-2:]
     angles = sign * (offset + np.arange(tokens))[:, None] * base ** (-step * np.arange(width // 2) / width)
     out = np.empty_like(x)
-    out[:, 0::2] = x[:, 0::2] * np.cos(angles) - x[:, 1::2] * np.sin(angles)
-    out[:, 1::2] = x[:, 0::2] * np.sin(angles) + x[:, 1::2] * np.cos(angles)
+    out[..., 0::2] = x[..., 0::2] * np.cos(angles) - x[..., 1::2] * np.sin(angles)
+    out[..., 1::2] = x[..., 0::2] * np.sin(angles) + x[..., 1::2] * np.cos(angles)
     return out
 
 def _halves(x: np.ndarray, offset: int, base: float) -> np.ndarray:   # pairs (ℓ, ℓ + d_h/2), the other layout
@@ -244,6 +246,52 @@ E11 = Code("30.11", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=l
               "wrong_step": lambda x, p, b: _rope(x, p, b, step=1.0)},
     rules=(lambda out, args: not np.allclose(_lengths(out), _lengths(args[0])) and "length",))
 
-EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13}
+# 30.14: the whole layer, x [B, T, d_model] -> [B, T, d_model], against MultiHeadAttention (a test compares)
+def _mha(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, heads: int,
+         base: float, divisor: str = "head", transpose: bool = True, rope_values: bool = False,
+         mask: bool = True, axis: int = -1, output: bool = True) -> np.ndarray:
+    """The layer's forward pass, or with one slip: ``divisor`` "head" (√d_h), "model" (√d_model) or "none";
+    ``transpose`` False splits and merges by reshape alone; ``axis`` -2 normalises over the queries."""
+    batch, tokens, width = x.shape
+    d_h = width // heads
+
+    def split(y: np.ndarray) -> np.ndarray:   # [B, T, d_model] -> [B, h, T, d_h]
+        if transpose:
+            return y.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)
+        return y.reshape(batch, heads, tokens, d_h)
+
+    q, k, v = split(x @ w_q), split(x @ w_k), split(x @ w_v)
+    q, k = _rope(q, 0, base), _rope(k, 0, base)
+    v = _rope(v, 0, base) if rope_values else v
+    scores = q @ k.swapaxes(-1, -2) / np.sqrt({"head": d_h, "model": width, "none": 1}[divisor])
+    visible = np.tril(np.ones((tokens, tokens), dtype=bool)) if mask else _square(scores)
+    masked = np.where(visible, scores, -np.inf)
+    weights = np.exp(masked - masked.max(axis=axis, keepdims=True))
+    weights = weights / weights.sum(axis=axis, keepdims=True)
+    out = weights @ v                                                  # [B, h, T, d_h]
+    merged = (out.transpose(0, 2, 1, 3) if transpose else out).reshape(batch, tokens, width)
+    return merged @ w_o if output else merged
+
+def _mha_cases() -> list[tuple]:
+    example = example_weights()
+    cases = [(example_input(), *(example[role] for role in ("query", "key", "value", "output")), HEADS, ROPE_BASE)]
+    for seed, (batch, tokens, width, heads, base) in enumerate(
+            [(2, 5, 8, 4, 100.0), (1, 4, 6, 1, 10_000.0), (3, 3, 12, 6, 10_000.0)]):
+        weights = [_normal(20 + 5 * seed + i, (width, width), width ** -0.5) for i in range(4)]
+        cases.append((_normal(40 + seed, (batch, tokens, width)), *weights, heads, base))
+    return cases
+
+def _slip(**changes: object) -> Callable:
+    return lambda *args: _mha(*args, **changes)
+
+E14 = Code("30.14", name="my_mha", reference=_mha, setup=SETUP, cases=_mha_cases, mistakes={
+    "no_scale": _slip(divisor="none"), "model_width": _slip(divisor="model"), "no_transpose": _slip(transpose=False),
+    "rope_values": _slip(rope_values=True), "no_mask": _slip(mask=False), "softmax_axis": _slip(axis=-2),
+    "no_output": _slip(output=False)},
+    rules=(lambda out, _: not np.isfinite(out).all() and "not_finite",))
+
+EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13,
+             14: E14}
+OWN_TEXTS = ("element",)   # 30.14's own "element": it shows no value of the reference
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()
