@@ -685,6 +685,7 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
                         textcoords="offset points", ha="right", va="top", fontsize=SMALL, color="0.3")
         ax.set_title(title)
         ax.set_xlabel(texts("ch31_figures")["training_curves.step"])
+        ax.set_xlim(0, steps[-1])    # no tick label past the last step to stick out of the figure
         if title in lines["ylabels"]:
             ax.set_ylabel(lines["ylabels"][title])
         ax.grid(True, color="0.9", linewidth=0.6)
