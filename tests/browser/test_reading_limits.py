@@ -14,6 +14,11 @@ For every page of ``_toc.yml`` (generic over chapters):
   screens), not scaled further: the figure style keeps figures within the
   column, so every text in them stays at least 11 CSS px.
 
+* a page is read in one sitting: at most 3,500 words of prose visible (code,
+  outputs, formulas, solutions and folded answers left out, as the course's
+  page-length tool counts them) and, on a chapter's main page, 4,500 with
+  its folded answers.
+
 Each page opens once for this module; the test that opens every fold runs last.
 """
 
@@ -22,9 +27,26 @@ from __future__ import annotations
 import re
 
 import pytest
-from book_site import ALL_PAGES, wait_for_images
+from book_site import ALL_PAGES, MAIN_PAGES, wait_for_images
 
 MAX_SIX_DECIMALS = 60
+# Words a reader meets on a page (issues 27 and 28): the article's prose without
+# code cells and their outputs, formulas and exercise solutions; "visible" also
+# without folded content (answers, dropdowns). A chapter's main page is read in
+# one sitting: at most 3,500 visible words and 4,500 with its folded answers;
+# every other page at most 3,500 visible.
+MAX_VISIBLE_WORDS, MAX_MAIN_WORDS = 3_500, 4_500
+WORDS_JS = """folded => {
+  const article = document.querySelector('article') || document.querySelector('main');
+  const copy = article.cloneNode(true);
+  const drop = 'div.cell_input, div.cell_output, div.solution, span.math, div.math, mjx-container, script, style, nav'
+    + (folded ? ', div.dropdown, details' : '');
+  copy.querySelectorAll(drop).forEach(el => el.remove());
+  const parts = [];
+  const walker = document.createTreeWalker(copy, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) parts.push(walker.currentNode.nodeValue);
+  return (parts.join(' ').match(/[\\p{L}\\p{M}]{2,}/gu) || []).length;
+}"""
 SIX_DECIMALS = re.compile(r"-?\d+\.\d{6}\b")
 
 SCROLLING_JS = """() => {
@@ -76,6 +98,16 @@ def test_figures_are_shown_at_half_their_pixels(open_offline, docname):
     assert not scaled, "figures not shown at half their pixel width:\n" + "\n".join(
         f"{img['src']}: {img['natural']} px shown at {img['shown']} px" for img in scaled
     )
+
+
+@pytest.mark.parametrize("docname", ALL_PAGES)
+def test_a_page_is_read_in_one_sitting(open_offline, docname):
+    page = open_offline(docname).page
+    visible, everything = page.evaluate(WORDS_JS, True), page.evaluate(WORDS_JS, False)
+    assert visible >= 100 or docname not in MAIN_PAGES, f"{visible} words: the count would pass vacuously"
+    assert visible <= MAX_VISIBLE_WORDS, f"{visible} visible words (at most {MAX_VISIBLE_WORDS})"
+    if docname in MAIN_PAGES:
+        assert everything <= MAX_MAIN_WORDS, f"{everything} words with the folded answers (at most {MAX_MAIN_WORDS})"
 
 
 # Last: it opens every fold of the page this module shares.
