@@ -249,9 +249,10 @@ E11 = Code("30.11", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=l
 # 30.14: the whole layer, x [B, T, d_model] -> [B, T, d_model], against MultiHeadAttention (a test compares)
 def _mha(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, heads: int,
          base: float, divisor: str = "head", transpose: bool = True, rope_values: bool = False,
-         mask: bool = True, axis: int = -1, output: bool = True) -> np.ndarray:
+         mask: bool = True, axis: int = -1, output: bool = True, rope_width: str = "head") -> np.ndarray:
     """The layer's forward pass, or with one slip: ``divisor`` "head" (√d_h), "model" (√d_model) or "none";
-    ``transpose`` False splits and merges by reshape alone; ``axis`` -2 normalises over the queries."""
+    ``transpose`` False splits and merges by reshape alone; ``axis`` -2 normalises over the queries;
+    ``rope_width`` "model" takes RoPE's steps base^(-2ℓ/d_model) instead of base^(-2ℓ/d_h)."""
     batch, tokens, width = x.shape
     d_h = width // heads
 
@@ -261,8 +262,9 @@ def _mha(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: 
         return y.reshape(batch, heads, tokens, d_h)
 
     q, k, v = split(x @ w_q), split(x @ w_k), split(x @ w_v)
-    q, k = _rope(q, 0, base), _rope(k, 0, base)
-    v = _rope(v, 0, base) if rope_values else v
+    step = 2.0 * d_h / width if rope_width == "model" else 2.0      # the exponent -step·ℓ/d_h
+    q, k = _rope(q, 0, base, step=step), _rope(k, 0, base, step=step)
+    v = _rope(v, 0, base, step=step) if rope_values else v
     scores = q @ k.swapaxes(-1, -2) / np.sqrt({"head": d_h, "model": width, "none": 1}[divisor])
     visible = np.tril(np.ones((tokens, tokens), dtype=bool)) if mask else _square(scores)
     masked = np.where(visible, scores, -np.inf)
@@ -276,7 +278,7 @@ def _mha_cases() -> list[tuple]:
     example = example_weights()
     cases = [(example_input(), *(example[role] for role in ("query", "key", "value", "output")), HEADS, ROPE_BASE)]
     for seed, (batch, tokens, width, heads, base) in enumerate(
-            [(2, 5, 8, 4, 100.0), (1, 4, 6, 1, 10_000.0), (3, 3, 12, 6, 10_000.0)]):
+            [(2, 5, 8, 4, 100.0), (1, 4, 6, 1, 10_000.0), (3, 3, 12, 6, 10_000.0), (2, 5, 8, 2, 100.0)]):
         weights = [_normal(20 + 5 * seed + i, (width, width), width ** -0.5) for i in range(4)]
         cases.append((_normal(40 + seed, (batch, tokens, width)), *weights, heads, base))
     return cases
@@ -287,7 +289,7 @@ def _slip(**changes: object) -> Callable:
 E14 = Code("30.14", name="my_mha", reference=_mha, setup=SETUP, cases=_mha_cases, mistakes={
     "no_scale": _slip(divisor="none"), "model_width": _slip(divisor="model"), "no_transpose": _slip(transpose=False),
     "rope_values": _slip(rope_values=True), "no_mask": _slip(mask=False), "softmax_axis": _slip(axis=-2),
-    "no_output": _slip(output=False)},
+    "no_output": _slip(output=False), "rope_model": _slip(rope_width="model")},
     rules=(lambda out, _: not np.isfinite(out).all() and "not_finite",))
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13,
