@@ -203,7 +203,8 @@ def learner_mha(x, w_q, w_k, w_v, w_o, heads, rope_base, slip=None):
         return y.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)
 
     def rope(y):
-        angles = np.arange(tokens)[:, None] * rope_base ** (-np.arange(0, d_h, 2) / d_h)
+        over = width if slip == "rope_model" else d_h      # the slip: RoPE's steps over d_model
+        angles = np.arange(tokens)[:, None] * rope_base ** (-np.arange(0, d_h, 2) / over)
         cos, sin = np.cos(angles), np.sin(angles)
         out = y.copy()
         out[..., 0::2] = y[..., 0::2] * cos - y[..., 1::2] * sin
@@ -229,4 +230,5 @@ def learner_mha(x, w_q, w_k, w_v, w_o, heads, rope_base, slip=None):
     return merged if slip == "no_output" else merged @ w_o
 
 
-MHA_SLIPS = ("no_scale", "model_width", "no_transpose", "rope_values", "no_mask", "softmax_axis", "no_output")
+MHA_SLIPS = ("no_scale", "model_width", "no_transpose", "rope_values", "no_mask", "softmax_axis", "no_output",
+             "rope_model")
