@@ -52,3 +52,30 @@ def test_transparency_is_left_alone():
     image = np.zeros((10, 10, 4))
     image[..., 3] = 128
     assert palette_png(png(image)) is None
+
+
+def test_a_downloadable_notebook_keeps_its_cells_and_gets_smaller_figures(tmp_path):
+    import base64
+    import json
+
+    from optimize_images import optimize_notebook
+
+    rng = np.random.default_rng(1)
+    colours = rng.integers(0, 256, size=(12, 3))
+    image = np.concatenate([colours[rng.integers(0, 12, size=(60, 90))], np.full((60, 90, 1), 255)], axis=-1)
+    figure = base64.b64encode(png(image)).decode("ascii")
+    notebook = {"cells": [
+        {"cell_type": "code", "source": ["plot()"], "metadata": {"tags": ["x"]}, "outputs": [
+            {"output_type": "display_data", "data": {"image/png": figure, "text/plain": ["<Figure>"]},
+             "metadata": {"image/png": {"width": 45, "height": 30}}}]},
+        {"cell_type": "markdown", "source": ["Текст"], "metadata": {}}], "metadata": {}, "nbformat": 4,
+        "nbformat_minor": 5}
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps(notebook, ensure_ascii=False), encoding="utf-8")
+    optimize_notebook(path)
+    after = json.loads(path.read_text(encoding="utf-8"))
+    stored = after["cells"][0]["outputs"][0]["data"]["image/png"]
+    assert len(stored) < len(figure)
+    assert np.array_equal(pixels(base64.b64decode(stored)), pixels(base64.b64decode(figure)))
+    after["cells"][0]["outputs"][0]["data"]["image/png"] = figure
+    assert after == notebook, "only the PNG changed"

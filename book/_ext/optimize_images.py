@@ -7,12 +7,15 @@ palette (the pixels do not change); one with more is reduced to the 256
 colours of a median cut, without dithering, which moves the edge pixels of a
 few figures by a fraction of a grey level on average. A PNG with
 transparency is left alone. Runs before the PDF is printed, so the PDF gets
-the same images.
+the same images. The notebooks a page offers for download (``_sources/``) get
+their figures stored the same way.
 """
 
 from __future__ import annotations
 
+import base64
 import io
+import json
 from pathlib import Path
 
 from PIL import Image
@@ -35,6 +38,25 @@ def palette_png(data: bytes) -> bytes | None:
     return out.getvalue() if out.tell() < len(data) else None
 
 
+def optimize_notebook(path: Path) -> None:
+    """The same for the figures inside a downloadable notebook (``_sources/``, the
+    page's «.ipynb» button): each stored PNG output as a palette PNG, nothing else
+    touched, so the notebook still opens and runs as the book's own."""
+    notebook = json.loads(path.read_text(encoding="utf-8"))
+    changed = False
+    for cell in notebook.get("cells", []):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/png" not in data:
+                continue
+            smaller = palette_png(base64.b64decode("".join(data["image/png"])))
+            if smaller is not None:
+                data["image/png"] = base64.b64encode(smaller).decode("ascii")
+                changed = True
+    if changed:
+        path.write_text(json.dumps(notebook, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
 def optimize(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -42,6 +64,8 @@ def optimize(app, exception) -> None:
         smaller = palette_png(path.read_bytes())
         if smaller is not None:
             path.write_bytes(smaller)
+    for path in sorted(Path(app.outdir, "_sources").rglob("*.ipynb")):
+        optimize_notebook(path)
 
 
 def setup(app):
