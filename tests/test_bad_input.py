@@ -54,7 +54,9 @@ from llm_from_scratch import (
 )
 from llm_from_scratch.book.optim import Adam
 from llm_from_scratch.book.training import cross_entropy, fit, train
+from llm_from_scratch.ch30 import figures as plots30
 from llm_from_scratch.ch30 import learned_heads
+from llm_from_scratch.ch30 import lesson as lesson30
 from llm_from_scratch.ch31 import depth_lab, gradient_gain, training_lab
 from llm_from_scratch.ch31 import figures as plots31
 from llm_from_scratch.checks import MAX_SIZE, checked
@@ -997,6 +999,19 @@ ROWS += [
         "got 0"),
     bad("heads-lab-line-of-nan", lambda: learned_heads.line_bound(np.array([[NAN, 1.0], [0.0, 1.0]])),
         LearnedHeadsError, "got 1 NaN or infinite of 4"),
+    bad("lesson30-jacobian-of-text", lambda: lesson30.softmax_jacobian_norm("x"), CausalAttentionError,
+        "must be numbers"),
+    bad("lesson30-jacobian-of-a-scalar", lambda: lesson30.softmax_jacobian_norm(0.5), CausalAttentionError,
+        "got shape []"),
+    bad("lesson30-jacobian-of-nan", lambda: lesson30.softmax_jacobian_norm(np.array([NAN, 1.0])), CausalAttentionError,
+        "finite and in [0, 1]"),
+    bad("lesson30-jacobian-negative", lambda: lesson30.softmax_jacobian_norm(np.array([-0.5, 1.5])),
+        CausalAttentionError, "finite and in [0, 1]"),
+    bad("figure30-split-odd-heads", lambda: plots30.split_layout(width=4, heads=3), HeadLayoutError,
+        "width=4, heads=3"),
+    bad("figure30-split-zero-tokens", lambda: plots30.split_layout(tokens=0), HeadLayoutError, "got 0"),
+    bad("figure30-split-float-width", lambda: plots30.split_layout(width=4.0), HeadLayoutError, "got 4.0"),
+    bad("figure30-split-huge", lambda: plots30.split_layout(tokens=10**9), HeadLayoutError, "got 1000000000"),
     bad("heads-lab-pairs-zero-sequences", lambda: learned_heads.output_pairs(learned_heads.random_layer(heads=2),
                                                                              sequences=0),
         LearnedHeadsError, "got 0"),

@@ -13,7 +13,7 @@ from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.quiver import Quiver
 from matplotlib.text import Text
 
-from llm_from_scratch import MultiHeadAttention, SplitMix64, Tensor
+from llm_from_scratch import HeadLayoutError, MultiHeadAttention, SplitMix64, Tensor
 from llm_from_scratch.book import figure_style as style
 from llm_from_scratch.ch30 import example as ch30
 from llm_from_scratch.ch30 import figures as plots30
@@ -297,9 +297,9 @@ def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
     # top row: X, the reshape [T, h, d_h], the heads; bottom row: X, the lone reshape
     assert cells == grid + grid + right + grid + wrong
     assert right[:6] == ["a0", "a1", "b0", "b1", "c0", "c1"]        # head 0: its features, every token
-    assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: whole rows of a and b
+    assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: all of a and half of b
     colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle)]
     head_of = {c: int(c[1]) // 2 for c in grid}
     assert colours == [plots30.SPLIT_COLOURS[head_of[c]] for c in cells]   # colour follows the feature
-    with pytest.raises(ValueError, match="dividing"):
+    with pytest.raises(HeadLayoutError, match="dividing"):
         plots30.split_layout(width=4, heads=3)

@@ -34,6 +34,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
+from ..errors import HeadLayoutError
 from ..text import texts
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
@@ -405,11 +406,14 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     feature belongs to. Top: ``[T, d] -> [T, h, d_h]`` (reshape: each row cut into groups) ``->
     [h, T, d_h]`` (transpose: one block per head, every token's own features). Bottom: a single
     reshape to ``[h, T, d_h]`` reads the numbers in memory order and gives head 0 the first
-    ``T * d_h`` numbers, whole rows of early tokens. The batch axis (``B = 1``) is left out.
+    ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of a and half of b). The batch axis (``B = 1``) is left out.
     """
     words = texts("ch30_figures")
+    for name, value, most in (("tokens", tokens, 8), ("width", width, 8), ("heads", heads, 8)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= most:
+            raise HeadLayoutError(f"split_layout {name} must be an integer from 1 to {most}, got {value!r}")
     if width % heads:
-        raise ValueError(f"split_layout needs heads dividing width, got {width} and {heads}")
+        raise HeadLayoutError(f"split_layout needs heads dividing width, got width={width}, heads={heads}")
     d_h = width // heads
     cells = np.stack(np.meshgrid(np.arange(tokens), np.arange(width), indexing="ij"), axis=-1)   # [T, d, 2]
     right_way = cells.reshape(tokens, heads, d_h, 2).transpose(1, 0, 2, 3)                        # [h, T, d_h, 2]

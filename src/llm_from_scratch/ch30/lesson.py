@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
+from ..errors import CausalAttentionError
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
 from ..tensor import Tensor, causal_softmax
@@ -133,7 +134,17 @@ def softmax_jacobian_norm(weights: np.ndarray) -> np.ndarray:
     gradient on the weights reaches the scores. With ``J_ij = p_i (d_ij -
     p_j)``, ``||J||^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``; it is 0 for a
     one-hot row and largest for an even one."""
-    p = np.asarray(weights, dtype=np.float64)
+    try:
+        p = np.asarray(weights, dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise CausalAttentionError(f"softmax_jacobian_norm weights must be numbers, "
+                                   f"got {type(weights).__name__}") from error
+    if p.ndim < 1 or p.shape[-1] < 1 or p.size > 2**24:
+        raise CausalAttentionError(f"softmax_jacobian_norm weights must be rows [..., T] "
+                                   f"of at most 2**24 values, got shape {list(p.shape)}")
+    if not np.all(np.isfinite(p)) or np.any(p < 0) or np.any(p > 1):
+        raise CausalAttentionError("softmax_jacobian_norm weights must be finite and "
+                                   "in [0, 1]")
     square = np.sum(p * p, axis=-1)
     cube = np.sum(p * p * p, axis=-1)
     return np.sqrt(np.maximum(square - 2.0 * cube + square * square, 0.0))
