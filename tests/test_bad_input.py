@@ -1020,6 +1020,18 @@ ROWS += [
     bad("heads-lab-correlation-of-constant-columns", lambda: learned_heads.column_correlation(quiet_attention()),
         LearnedHeadsError, "got spreads 0 and 0"),
     # --- chapter 31's training lab: the readings and the model's tokens -------------------
+    bad("block-diagram-missing-shape", lambda: plots31.block_diagram({"x": "[1, 3, 4]"}, 4), DepthLabError,
+        "must map x, N_a"),
+    bad("block-diagram-float-width", lambda: plots31.block_diagram(
+        dict.fromkeys(("x", "N_a", "A", "x'", "N_f", "F", "y", "weights"), "[1]"), 4.0), DepthLabError, "got 4.0"),
+    bad("rnn-figure-text-states", lambda: plots31.sequential_vs_parallel(["a", "b"]), DepthLabError,
+        "must be numbers"),
+    bad("rnn-figure-ragged-inputs", lambda: plots31.sequential_vs_parallel([0.1, 0.2], [1.0]), DepthLabError,
+        "must be numbers of one length"),
+    bad("rnn-figure-scalar-state", lambda: plots31.sequential_vs_parallel(0.5), DepthLabError,
+        "1 to 12 finite states"),
+    bad("rnn-figure-nan-state", lambda: plots31.sequential_vs_parallel([NAN, 0.2]), DepthLabError,
+        "1 to 12 finite states"),
     bad("seed-bands-no-panels", lambda: plots31.seed_bands({}), DepthLabError, "got dict of 0"),
     bad("seed-bands-ragged-runs", lambda: plots31.seed_bands({"a": {"b": [[1.0, 2.0], [1.0]]}}), DepthLabError,
         "got shapes [(1,), (2,)]"),

@@ -146,6 +146,13 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
     ``shapes`` maps ``x, N_a, A, x', N_f, F, y, weights`` to text such as
     ``[1, 3, 4]``; ``hidden_width`` is ``d_ff``.
     """
+    from ..errors import DepthLabError
+    needed = ("x", "N_a", "A", "x'", "N_f", "F", "y", "weights")
+    if not isinstance(shapes, Mapping) or any(not isinstance(shapes.get(k), str) for k in needed):
+        raise DepthLabError(f"block_diagram shapes must map {', '.join(needed)} to text, got {shapes!r:.80}")
+    integer = isinstance(hidden_width, (int, np.integer)) and not isinstance(hidden_width, bool)
+    if not integer or not 1 <= hidden_width <= 2**24:
+        raise DepthLabError(f"block_diagram hidden_width must be an integer from 1 to 2**24, got {hidden_width!r}")
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
@@ -340,6 +347,15 @@ def sequential_vs_parallel(states: Sequence[float], inputs: Sequence[float] | No
     """Left: ``s_t`` needs ``s_{t-1}`` (T steps one after another), with the
     inputs ``u_t`` written under it when given. Right: every attention row
     reads the inputs it may see directly (one step for all)."""
+    from ..errors import DepthLabError
+    try:
+        values = np.asarray(states if inputs is None else [states, inputs], dtype=np.float64)
+    except (TypeError, ValueError) as error:
+        raise DepthLabError("sequential_vs_parallel states and inputs must be numbers of one length, "
+                            f"got {states!r:.60} and {inputs!r:.60}") from error
+    if values.ndim != (1 if inputs is None else 2) or not 1 <= values.shape[-1] <= 12 \
+            or not np.all(np.isfinite(values)):
+        raise DepthLabError(f"sequential_vs_parallel needs 1 to 12 finite states, got {states!r:.60}")
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 2.5)
     left, right = fig.subplots(1, 2)
