@@ -209,22 +209,63 @@ def test_sequential_vs_parallel_counts_the_steps(figures):
     assert not [p for p in fig.findobj(FancyArrowPatch) if p.axes is None]
 
 
+def _lines(ax):
+    return {line.get_label(): line for line in ax.get_lines()}
+
+
+def _log_share(ax, values):
+    """The part of a log axis that the spread of ``values`` covers."""
+    low, high = ax.get_ylim()
+    return np.log(np.max(values) / np.min(values)) / np.log(high / low)
+
+
 def test_depth_profiles_draw_each_run_of_each_panel(figures):
     fig = figures["depth_profiles"]
-    axes = np.array(fig.axes).reshape(2, 2)
-    for (rms_ax, grad_ax), (title, runs) in zip(axes, PROFILES.items(), strict=True):
-        assert rms_ax.get_title() == f"{title}: поток" and grad_ax.get_title() == f"{title}: градиенты"
+    by_title = {ax.get_title(): ax for ax in fig.axes}
+    assert len(fig.axes) == 5          # the row with a third variant splits its gradients in two
+    for title, runs in PROFILES.items():
+        rms_ax = by_title[f"{title}: поток"]
+        grad_ax = by_title[f"{title}: градиенты"]
+        pair_ax = by_title["Pre и Post, своя шкала"] if "none" in runs else grad_ax
+        assert rms_ax.get_yscale() == "linear" and grad_ax.get_yscale() == pair_ax.get_yscale() == "log"
         for variant, result in runs.items():
             label = depth_lab.LABELS[variant]
-            (rms_line,) = [line for line in rms_ax.get_lines() if line.get_label() == label]
-            (grad_line,) = [line for line in grad_ax.get_lines() if line.get_label() == label]
-            np.testing.assert_array_equal(rms_line.get_xydata()[:, 1], result.stream_rms)
-            np.testing.assert_array_equal(grad_line.get_xydata()[:, 0], np.arange(1, result.layers + 1))
-            np.testing.assert_array_equal(grad_line.get_xydata()[:, 1], result.gradient_norms)
-        assert grad_ax.get_yscale() == "log" and rms_ax.get_yscale() == "linear"
-    assert len({line.get_linestyle() for line in axes[0, 0].get_lines()}) == 3     # not colour alone
-    assert axes[1, 0].get_xlabel() == "после блока l (0 — вход)"
+            np.testing.assert_array_equal(_lines(rms_ax)[label].get_xydata()[:, 1], result.stream_rms)
+            ax = pair_ax if variant in ("pre", "post") else grad_ax
+            np.testing.assert_array_equal(_lines(ax)[label].get_xydata()[:, 0], np.arange(1, result.layers + 1))
+            np.testing.assert_array_equal(_lines(ax)[label].get_xydata()[:, 1], result.gradient_norms)
+    assert len({line.get_linestyle() for line in fig.axes[0].get_lines()}) == 3     # not colour alone
+    assert fig.axes[-2].get_xlabel() == "после блока l (0 — вход)" and fig.axes[-1].get_xlabel() == "блок l"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(depth_lab.LABELS.values())
+
+
+def test_depth_profiles_give_pre_and_post_an_axis_of_their_own():
+    """At c = 1 the stack without residual paths spans ~800x; Pre and Post (< 2x apart) get
+    their own axis, which their spread fills, and the other curve is drawn above it, named."""
+    runs = depth_lab.compare(layers=12, width=8, **SMALL_LAB)
+    fig = plots31.depth_profiles({"c = 1": runs}, depth_lab.LABELS)
+    rms_ax, others_ax, pair_ax = fig.axes
+    assert set(_lines(rms_ax)) == set(depth_lab.LABELS.values())     # the streams share one axis
+    assert set(_lines(pair_ax)) == {"Pre-RMSNorm", "Post-RMSNorm"}
+    assert set(_lines(others_ax)) == {"без остаточных путей"}
+    assert [t.get_text() for t in others_ax.texts] == ["без остаточных путей"]
+    assert pair_ax.get_title() == "Pre и Post, своя шкала" and others_ax.get_title() == "c = 1: градиенты"
+    pair = np.concatenate([runs[v].gradient_norms for v in ("pre", "post")])
+    assert _log_share(pair_ax, pair) > 0.8      # with the no-residual curve on one axis: well under 0.3
+    assert _log_share(others_ax, runs["none"].gradient_norms) > 0.8
+    assert pair_ax.get_shared_x_axes().joined(pair_ax, others_ax)
+    low, high = pair_ax.get_ylim()
+    assert len([t for t in pair_ax.get_yticks() if low <= t <= high]) >= 2     # ticks to read the zoom by
+    assert style.smallest_text_px(fig) >= style.MIN_CSS_PX
+
+
+def test_depth_profiles_on_the_book_s_runs_keep_both_scales_readable(figures):
+    fig = figures["depth_profiles"]
+    by_title = {ax.get_title(): ax for ax in fig.axes}
+    for title, runs in PROFILES.items():
+        ax = by_title["Pre и Post, своя шкала"] if "none" in runs else by_title[f"{title}: градиенты"]
+        pair = np.concatenate([runs[v].gradient_norms for v in ("pre", "post")])
+        assert _log_share(ax, pair) > 0.8
 
 
 def test_gradient_paths_split_at_every_plus_and_put_a_norm_on_the_post_stream_only(figures):

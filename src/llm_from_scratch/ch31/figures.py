@@ -398,39 +398,107 @@ def _variant_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, variant: str, label:
             markevery=max(1, len(xs) // 8), color=colour, label=label, linewidth=1.8)
 
 
-def _log_axis(ax: Axes) -> None:
-    """Log scale with plain tick labels (``0.3``, ``1``, ``1000``)."""
+def _log_axis(ax: Axes, values: Sequence[np.ndarray] = ()) -> None:
+    """Log scale with plain tick labels (``0.3``, ``1``, ``1000``). Given the
+    ``values`` drawn, ticks suit their span: every ``1…9`` times a power of ten
+    within a decade, ``1, 2, 5`` up to two decades, powers of ten beyond."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+    subs: tuple[float, ...] = (1.0, 2.0, 5.0)
+    if len(values):
+        drawn = np.concatenate([np.ravel(v) for v in values])
+        drawn = drawn[np.isfinite(drawn) & (drawn > 0)]
+        decades = float(np.log10(drawn.max() / drawn.min())) if drawn.size else 1.0
+        subs = tuple(range(1, 10)) if decades < 1 else (1.0, 2.0, 5.0) if decades <= 2 else (1.0,)
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
+
+
+PAIR = ("pre", "post")      # the two schemes every depth figure compares
+
+
+def _check_depth_panels(panels: object, labels: object) -> None:
+    from ..errors import DepthLabError
+    if not isinstance(labels, Mapping):
+        raise DepthLabError(f"depth_profiles labels must map a variant to its name, got {type(labels).__name__}")
+    if not isinstance(panels, Mapping) or not 1 <= len(panels) <= 3:
+        raise DepthLabError("depth_profiles panels must map 1 to 3 titles to {variant: DepthRun}, "
+                            f"got {type(panels).__name__} of {len(panels) if isinstance(panels, Mapping) else '?'}")
+    for title, runs in panels.items():
+        if not isinstance(runs, Mapping) or not runs:
+            raise DepthLabError(f"depth_profiles panels[{title!r}] must map variants to runs, got {runs!r:.60}")
+        for variant, result in runs.items():
+            if variant not in labels or variant not in VARIANT_STYLE:
+                raise DepthLabError(f"depth_profiles panels[{title!r}] has variant {variant!r}; "
+                                    f"known: {', '.join(v for v in VARIANT_STYLE if v in labels)}")
+            try:
+                rms = np.asarray(getattr(result, "stream_rms", None), dtype=np.float64)
+                norms = np.asarray(getattr(result, "gradient_norms", None), dtype=np.float64)
+            except (TypeError, ValueError):
+                rms = norms = np.zeros(0)
+            if rms.ndim != 1 or norms.ndim != 1 or len(rms) != len(norms) + 1 or not len(norms):
+                raise DepthLabError(f"depth_profiles panels[{title!r}][{variant!r}] must be a DepthRun "
+                                    f"(stream_rms [L + 1], gradient_norms [L]), got {type(result).__name__}")
+            if not np.all(np.isfinite(rms)) or not np.all(np.isfinite(norms) & (norms > 0)):
+                raise DepthLabError(f"depth_profiles panels[{title!r}][{variant!r}] needs finite RMS and positive "
+                                    f"finite gradient norms (log scale), got {vector_text(norms[:4])}")
+
+
+SPLIT_HALF, ROW_HALF = 1.6, 1.225   # inches: half of a row with split gradients, half of any other row
 
 
 @styled
 def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[str, str]) -> Figure:
     """One row per setting (``panels`` maps a title such as ``"weight scale 1"``
     to ``{variant: DepthRun}``): left, the RMS of the stream after each layer;
-    right, the gradient norm of each block's parameters on a log scale."""
+    right, the gradient norm of each block's parameters on a log scale.
+
+    When a row holds other variants besides Pre and Post (the stack without
+    residual paths, whose gradients span orders of magnitude), its gradients
+    are split in two stacked panels with their own log scales: above, the
+    others; below, Pre and Post alone, so that their spread fills the axis."""
+    _check_depth_panels(panels, labels)
     words = texts("ch31_figures")
-    fig = new_figure(style.MAX_WIDTH, 2.45 * len(panels) + 0.5)
-    axes = np.atleast_2d(fig.subplots(len(panels), 2))
-    for (rms_ax, grad_ax), (title, runs) in zip(axes, panels.items(), strict=True):
+    split = [any(v not in PAIR for v in runs) and any(v in PAIR for v in runs) for runs in panels.values()]
+    half = [SPLIT_HALF if s else ROW_HALF for s in split]
+    fig = new_figure(style.MAX_WIDTH, 2 * sum(half) + 0.5)
+    grid = fig.add_gridspec(2 * len(panels), 2, height_ratios=np.repeat(half, 2))
+    rms_axes = []
+    for row, ((title, runs), apart) in enumerate(zip(panels.items(), split, strict=True)):
+        rms_ax = fig.add_subplot(grid[2 * row:2 * row + 2, 0])
+        rms_axes.append(rms_ax)
+        if apart:
+            others_ax = fig.add_subplot(grid[2 * row, 1])
+            pair_ax = fig.add_subplot(grid[2 * row + 1, 1], sharex=others_ax)
+            others_ax.tick_params(labelbottom=False)
+            others = [v for v in runs if v not in PAIR]
+            others_ax.text(0.98, 0.94, ", ".join(labels[v] for v in others), transform=others_ax.transAxes,
+                           ha="right", va="top", fontsize=SMALL, zorder=5,
+                           bbox={"boxstyle": "round,pad=0.2", "facecolor": "white", "edgecolor": "none",
+                                 "alpha": 0.85})
+            groups = ((others_ax, others, words["depth_profiles.gradient_title"].format(title=title)),
+                      (pair_ax, [v for v in runs if v in PAIR], words["depth_profiles.pair_title"]))
+        else:
+            grad_ax = pair_ax = fig.add_subplot(grid[2 * row:2 * row + 2, 1])
+            groups = ((grad_ax, list(runs), words["depth_profiles.gradient_title"].format(title=title)),)
         for variant, result in runs.items():
-            layers = np.arange(len(result.stream_rms))
-            _variant_line(rms_ax, layers, result.stream_rms, variant, labels[variant])
-            _variant_line(grad_ax, layers[1:], result.gradient_norms, variant, labels[variant])
+            _variant_line(rms_ax, np.arange(len(result.stream_rms)), result.stream_rms, variant, labels[variant])
+        for ax, variants, ax_title in groups:
+            for variant in variants:
+                norms = runs[variant].gradient_norms
+                _variant_line(ax, np.arange(1, len(norms) + 1), norms, variant, labels[variant])
+            _log_axis(ax, [runs[v].gradient_norms for v in variants])
+            ax.set_ylabel(words["depth_profiles.gradient_short" if apart else "depth_profiles.gradient"])
+            ax.set_title(ax_title)
+            ax.grid(True, color="0.9", linewidth=0.6)
         rms_ax.set_ylim(bottom=0)
         rms_ax.set_ylabel(words["depth_profiles.rms"])
         rms_ax.set_title(words["depth_profiles.rms_title"].format(title=title))
-        _log_axis(grad_ax)
-        grad_ax.set_ylabel(words["depth_profiles.gradient"])
-        grad_ax.set_title(words["depth_profiles.gradient_title"].format(title=title))
-        for ax in (rms_ax, grad_ax):
-            ax.grid(True, color="0.9", linewidth=0.6)
-    axes[-1, 0].set_xlabel(words["depth_profiles.layer_input"])
-    axes[-1, 1].set_xlabel(words["depth_profiles.layer"])
+        rms_ax.grid(True, color="0.9", linewidth=0.6)
+    rms_axes[-1].set_xlabel(words["depth_profiles.layer_input"])
+    pair_ax.set_xlabel(words["depth_profiles.layer"])
     handles = {}
-    for ax in axes[:, 0]:
+    for ax in rms_axes:
         handles.update({text: line for line, text in zip(*ax.get_legend_handles_labels(), strict=True)})
     fig.legend(list(handles.values()), list(handles), loc="outside upper center", ncols=3, frameon=False)
     return fig
