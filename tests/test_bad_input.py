@@ -1024,6 +1024,15 @@ ROWS += [
         "must map x, N_a"),
     bad("block-diagram-float-width", lambda: plots31.block_diagram(
         dict.fromkeys(("x", "N_a", "A", "x'", "N_f", "F", "y", "weights"), "[1]"), 4.0), DepthLabError, "got 4.0"),
+    bad("depth-figure-no-panels", lambda: plots31.depth_profiles({}, depth_lab.LABELS), DepthLabError,
+        "got dict of 0"),
+    bad("depth-figure-unknown-variant", lambda: plots31.depth_profiles({"c": {"deep": None}}, depth_lab.LABELS),
+        DepthLabError, "variant 'deep'"),
+    bad("depth-figure-not-a-run", lambda: plots31.depth_profiles({"c": {"pre": [1.0]}}, depth_lab.LABELS),
+        DepthLabError, "got list"),
+    bad("depth-figure-zero-gradient", lambda: plots31.depth_profiles(
+        {"c": {"pre": dataclasses.replace(depth_run(layers=2), gradient_norms=np.zeros(2))}}, depth_lab.LABELS),
+        DepthLabError, "got [0, 0]"),
     bad("rnn-figure-text-states", lambda: plots31.sequential_vs_parallel(["a", "b"]), DepthLabError,
         "must be numbers"),
     bad("rnn-figure-ragged-inputs", lambda: plots31.sequential_vs_parallel([0.1, 0.2], [1.0]), DepthLabError,
