@@ -43,8 +43,8 @@ SPELLED = {   # one rule for numbers and labels in every checker (issue 27)
     ("30", 4): [2, 2.0, "2", " 2) ", "2.", np.int64(2), np.float32(2.0), np.array(2), Fraction(2)],
     ("30", 6): [{"unchanged": [0, 1, 2.0], "may_change": ("3", np.int64(4))}],
     ("30", 8): [65536, 65536.0, "65536", "65 536", "65_536", np.float64(65536), "6.5536e4"],
-    ("30", 12): [right("30", 12, std_dh=1, std_dmodel="0.354"), right("30", 12, std_dmodel=1 / 8 ** 0.5)],
-    ("30", 13): [{"one_head": "2/3", "two_heads": 1 / 3, "heads": 3.0}, {"one_head": 0.67, "two_heads": "0.33",
+    ("30", 10): [right("30", 10, std_dh=1, std_dmodel="0.354"), right("30", 10, std_dmodel=1 / 8 ** 0.5)],
+    ("30", 11): [{"one_head": "2/3", "two_heads": 1 / 3, "heads": 3.0}, {"one_head": 0.67, "two_heads": "0.33",
                                                                            "heads": "3"}],
     ("31", 5): [str(right("31", 5)), float(right("31", 5))],
     ("31", 10): [{"predicted": "0.5", "measured": "0.54"}, {"predicted": np.float32(0.5), "measured": 0.538}],
@@ -78,16 +78,16 @@ WRONG = {
     ("30", 7): [({"ends": "C", "why": 1}, "not_option"), ({"ends": 3}, "fill_key")],
     ("30", 8): [(12345, "wrong"), (10**400, "wrong"), ("65,536", "comma"), (65536.5, "not_int"),
                 ("1e400", "not_int"), ("шестьдесят", "not_int")],
-    ("30", 12): [(right("30", 12, std_dh=8), "std.raw"), (right("30", 12, std_dh=1.01), "std.measured"),
-                 (right("30", 12, std_dmodel=1.0), "std_dmodel.own"),
-                 (right("30", 12, std_dmodel=0.125), "std_dmodel.ratio"),
-                 (right("30", 12, std_dmodel=2.83), "std_dmodel.inverse"),
-                 (right("30", 12, std_dmodel=0.044), "std_dmodel.unit"),
-                 (right("30", 12, std_dmodel=0.4), "coarse"), (right("30", 12, std_dmodel=0.5), "std_dmodel.wrong"),
-                 (right("30", 12, std_dh=2), "std_dh.wrong"), (right("30", 12, top_dh=0.871), "top.raw"),
-                 (right("30", 12, top_dmodel=0.125), "top.uniform"), (right("30", 12, top_dmodel=0.3), "wrong"),
-                 (right("30", 12, top_dh="0,36"), "comma"), (right("30", 12, top_dh=np.nan), "not_number")],
-    ("30", 13): [({"one_head": 0.5, "two_heads": 0.5, "heads": 2}, "one_head.half"),
+    ("30", 10): [(right("30", 10, std_dh=8), "std.raw"), (right("30", 10, std_dh=1.01), "std.measured"),
+                 (right("30", 10, std_dmodel=1.0), "std_dmodel.own"),
+                 (right("30", 10, std_dmodel=0.125), "std_dmodel.ratio"),
+                 (right("30", 10, std_dmodel=2.83), "std_dmodel.inverse"),
+                 (right("30", 10, std_dmodel=0.044), "std_dmodel.unit"),
+                 (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "std_dmodel.wrong"),
+                 (right("30", 10, std_dh=2), "std_dh.wrong"), (right("30", 10, top_dh=0.871), "top.raw"),
+                 (right("30", 10, top_dmodel=0.125), "top.uniform"), (right("30", 10, top_dmodel=0.3), "wrong"),
+                 (right("30", 10, top_dh="0,36"), "comma"), (right("30", 10, top_dh=np.nan), "not_number")],
+    ("30", 11): [({"one_head": 0.5, "two_heads": 0.5, "heads": 2}, "one_head.half"),
                  ({"one_head": 1 / 3, "two_heads": 2 / 3, "heads": 3}, "one_head.swapped"),
                  ({"one_head": 1, "two_heads": 0, "heads": 1}, "one_head.all"),
                  ({"one_head": 0, "two_heads": 0.5, "heads": 3}, "one_head.zero"),
@@ -125,25 +125,25 @@ ROUNDED = {("31", 10): [{"predicted": 0.5, "measured": 0.54}, {"predicted": 0.50
 SECRETS = {   # what a wrong answer's feedback may not say: it once gave the answer away
     ("30", 1): ["другое условие", "оба условия"],     # three labels: naming the violated condition names the label
     ("30", 3): [r"\(\d, \d\)"],                      # a list of the cells that must be 1
-    ("30", 12): [r"0\.35[0-9]", r"0\.19[0-9]", r"0\.20\b", r"\b1\.0\b"],   # the references, measured or not
-    ("30", 13): [r"\b[12]/3\b", r"0\.33", r"0\.6[67]", r"тр(и|ёх|ех) голов"],
+    ("30", 10): [r"0\.35[0-9]", r"0\.19[0-9]", r"0\.20\b", r"\b1\.0\b"],   # the references, measured or not
+    ("30", 11): [r"\b[12]/3\b", r"0\.33", r"0\.6[67]", r"тр(и|ёх|ех) голов"],
 }
 
 PROBES = {   # tried one after another: all-same labels, all-zero or all-one matrices, every option
     ("30", 1): [{h: label for h in (1, 2, 3, 4, 6)} for label in ("ok", "odd", "indivisible")],
     ("30", 3): [{0: m, 1: m} for m in (ZEROS, ONES, STRICT, [list(r) for r in zip(*VISIBLE, strict=True)])],
     ("30", 4): [1, 2, 3, 4], ("30", 7): [{"ends": k, "why": k} for k in range(1, 5)],
-    ("30", 12): [dict.fromkeys(("std_dh", "std_dmodel", "top_dh", "top_dmodel"), v) for v in (0, 0.5, 2)],
-    ("30", 13): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],
+    ("30", 10): [dict.fromkeys(("std_dh", "std_dmodel", "top_dh", "top_dmodel"), v) for v in (0, 0.5, 2)],
+    ("30", 11): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],
     ("30", 6): [{"unchanged": set(), "may_change": set()}, {"unchanged": set(range(5)), "may_change": set(range(5))}],
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
-    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 12): [1, 2, 3, 4],
+    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 13): [1, 2, 3, 4],
 }
 
 BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1
     ("30", 14): [lambda x, *weights: np.zeros_like(x), lambda x, *weights: np.ones_like(x)],
     ("31", 9): [lambda d, h, f: 0, lambda d, h, f: 1],
-    ("31", 13): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
+    ("31", 11): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
 }
 
 

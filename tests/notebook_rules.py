@@ -50,7 +50,22 @@ def _main_pages() -> dict[str, Path]:
     return pages
 
 
+def _chapter_pages() -> dict[str, list[Path]]:
+    """Each chapter's pages in ``_toc.yml`` order: the main page, then its sections."""
+    import yaml
+
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text(encoding="utf-8"))
+    pages = {}
+    for entry in toc.get("chapters", []):
+        match = re.match(r"book/ch(\d+)-", entry.get("file", ""))
+        if match:
+            files = [entry["file"], *(section["file"] for section in entry.get("sections", []))]
+            pages[match[1]] = [REPO / (file + ".ipynb") for file in files]
+    return pages
+
+
 MAIN_PAGES = _main_pages()  # chapter number -> its main page
+CHAPTER_PAGES = _chapter_pages()  # chapter number -> its main page and section pages
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # At a 1280 px window a code block holds 77 characters and an output block 75
 # (666 px wide, 2 x 16 px padding, 8.43 px a character): one character spare.

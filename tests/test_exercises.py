@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from notebook_rules import MAIN_PAGES, Kernel, code_indices, errors, load, setup_cells, visible_text
+from notebook_rules import CHAPTER_PAGES, MAIN_PAGES, Kernel, code_indices, errors, load, setup_cells, visible_text
 
 from llm_from_scratch import MultiHeadAttention, Parameter, RotaryEmbedding, Tensor
 from llm_from_scratch.book import exercises as checking
@@ -76,7 +76,7 @@ CASES = [(chapter, number) for chapter, module in MODULES.items() for number in 
 CODE = [case for case in CASES if isinstance(MODULES[case[0]].EXERCISES[case[1]], Code)]
 QUESTIONS = [case for case in CASES if case not in CODE]
 BOOK = Path(__file__).resolve().parents[1] / "book"
-NOTEBOOKS = {chapter: MAIN_PAGES[chapter] for chapter in CHAPTERS}  # the exercises are on the main page
+NOTEBOOKS = {chapter: CHAPTER_PAGES[chapter] for chapter in CHAPTERS}  # the main page and the sections
 SOLUTION = re.compile(r"\{solution\} ch(\d\d)-ex(\d+)\n.*?```python\n(.*?)```", re.S)
 
 junk = st.recursive(
@@ -151,12 +151,19 @@ def test_reference_answer_is_accepted(chapter, number):
 
 
 def notebook_solutions(chapter: str) -> dict[int, str]:
-    return {int(number): code for cell in load(NOTEBOOKS[chapter]).cells if cell.cell_type == "markdown"
-            for ch, number, code in SOLUTION.findall(cell.source) if ch == chapter}
+    return {int(number): code for page in NOTEBOOKS[chapter] for cell in load(page).cells
+            if cell.cell_type == "markdown" for ch, number, code in SOLUTION.findall(cell.source) if ch == chapter}
 
 
-def setup_namespace(chapter: str) -> dict:
-    nb = load(NOTEBOOKS[chapter])
+def page_of(chapter: str, number: int) -> Path:
+    """The page whose cell calls the exercise's check: the main page, or a section page."""
+    pattern = re.compile(rf"\b{CHAPTERS[chapter]}\.check_{number}\(")
+    return next(page for page in NOTEBOOKS[chapter] for cell in load(page).cells
+                if cell.cell_type == "code" and pattern.search(cell.source))
+
+
+def setup_namespace(page: Path) -> dict:
+    nb = load(page)
     namespace: dict = {}
     for index in code_indices(nb, setup_cells(nb)):
         exec(re.sub(r"^\s*%.*$", "", nb.cells[index].source, flags=re.M), namespace)
@@ -169,7 +176,7 @@ def test_every_solution_of_the_notebook_passes_its_checker(chapter):
     solutions, cells = notebook_solutions(chapter), exercise_cells(chapter)
     assert set(solutions) == set(cells) == set(MODULES[chapter].EXERCISES)
     for number, code in solutions.items():
-        namespace = setup_namespace(chapter)
+        namespace = setup_namespace(page_of(chapter, number))
         exec(code, namespace)
         name = re.search(r"check_\d+\((\w+)\)", cells[number].splitlines()[-1])[1]   # what the cell passes
         result = feedback(chapter, number, namespace[name])
@@ -339,7 +346,7 @@ def test_a_learner_interrupt_still_interrupts():
     def interrupted(*args):
         raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
-        MODULES["30"].check_10(interrupted)
+        MODULES["30"].check_12(interrupted)
 
 
 class Boom(BaseException):
@@ -366,10 +373,10 @@ def test_an_answer_raising_its_own_base_exception_gets_feedback(chapter, number)
 def test_the_time_limit_works_from_another_thread_too(monkeypatch):
     monkeypatch.setattr(checking, "LIMIT", 0.3)
     results = []
-    worker = threading.Thread(target=lambda: results.append(feedback("30", 10, loops)))
+    worker = threading.Thread(target=lambda: results.append(feedback("30", 12, loops)))
     worker.start()
     worker.join(5)
-    assert not worker.is_alive() and literal(exercise("30", 10), "timeout") in str(results[0])
+    assert not worker.is_alive() and literal(exercise("30", 12), "timeout") in str(results[0])
 
 
 # --- no hidden state: a patched package ------------------------------------------------------------
@@ -398,7 +405,7 @@ def test_a_patched_then_restored_package_function(chapter, number):
 
 def test_near_misses_show_the_gap_and_the_tolerance():
     ex30 = MODULES["30"]
-    eps = feedback("30", 10, lambda s: (w := ex30.E10.solution()(s)) * w.sum(-1, keepdims=True)
+    eps = feedback("30", 12, lambda s: (w := ex30.E12.solution()(s)) * w.sum(-1, keepdims=True)
                    / (w.sum(-1, keepdims=True) + 1e-8))
     assert "при допуске 1e-09" in str(eps) and "отличие" in str(eps) and "+ε" in str(eps), str(eps)
     numbers = re.findall(r"получено (\S+), у библиотеки (\S+);", str(eps))
@@ -409,19 +416,19 @@ def test_near_misses_show_the_gap_and_the_tolerance():
     assert "получено 9:" in count and "у библиотеки" not in count, count
 
 
-def test_the_numbers_the_solution_of_30_12_quotes_are_the_checkers():
+def test_the_numbers_the_solution_of_30_10_quotes_are_the_checkers():
     """The folded solution quotes the reference at the precision it prints; the checker computes it."""
     ex30 = MODULES["30"]
-    cell = next(cell.source for cell in load(NOTEBOOKS["30"]).cells if "{solution} ch30-ex12" in cell.source)
+    cell = next(cell.source for cell in load(MAIN_PAGES["30"]).cells if "{solution} ch30-ex10" in cell.source)
     prose = cell.split("```python")[0]
-    right = ex30.E12.solution()
+    right = ex30.E10.solution()
     for quoted in (f"около {right['top_dh']:.2f}", f"около {right['top_dmodel']:.2f}",
                    f"\\approx{right['std_dmodel']:.3f}", f"1/8={1 / 8:.3f}"):
         assert quoted in prose, quoted
 
 
 def test_the_pass_counter_counts_hidden_cases():
-    text = str(feedback("30", 11, MODULES["30"].E11.mistakes["no_offset"]))   # right at offset 0 only
+    text = str(feedback("30", 13, MODULES["30"].E13.mistakes["no_offset"]))   # right at offset 0 only
     assert "верных случаев: 1 из 4" in text, text
 
 
@@ -537,7 +544,7 @@ def test_a_wrong_choice_is_answered_alike_whatever_the_right_one(chapter, number
 @pytest.mark.parametrize(("chapter", "number"), sorted(BLIND))
 def test_a_blind_function_is_not_told_the_reference(chapter, number):
     """31.9 once printed the library's count for every hidden case (0 everywhere showed 120, 752, 336,
-    2976: enough to fit the formula 31.5 asks for); 31.13's feedback must not show the Jacobian. Those
+    2976: enough to fit the formula 31.5 asks for); 31.11's feedback must not show the Jacobian. Those
     feedbacks name the failing cases, never a value of the reference."""
     item = exercise(chapter, number)
     values = {value for arguments in item.cases() for value in np.ravel(item.reference(*arguments))}
@@ -564,11 +571,11 @@ def test_the_references_of_chapter_30_are_the_library():
     ex30 = MODULES["30"]
     for x, heads in ex30.E9.cases():
         assert np.array_equal(ex30.E9.reference(x, heads), split_heads(Tensor(x), heads).value)
-    for (scores,) in ex30.E10.cases():
-        assert np.allclose(ex30.E10.reference(scores), causal_softmax(Tensor(scores)).value, rtol=0, atol=1e-15)
-    for x, offset, base in ex30.E11.cases():
+    for (scores,) in ex30.E12.cases():
+        assert np.allclose(ex30.E12.reference(scores), causal_softmax(Tensor(scores)).value, rtol=0, atol=1e-15)
+    for x, offset, base in ex30.E13.cases():
         rope = RotaryEmbedding(x.shape[1], offset + x.shape[0], base)
-        assert np.allclose(ex30.E11.reference(x, offset, base), rope.rotate(Tensor(x), offset).value, atol=1e-14)
+        assert np.allclose(ex30.E13.reference(x, offset, base), rope.rotate(Tensor(x), offset).value, atol=1e-14)
     for x, *weights, heads, base in ex30.E14.cases():
         layer = MultiHeadAttention(*(Parameter(f"w{i}", w) for i, w in enumerate(weights)), heads, x.shape[1], base)
         assert np.allclose(ex30.E14.reference(x, *weights, heads, base), layer.forward(Tensor(x)).output.value,
@@ -590,9 +597,10 @@ def test_each_slip_of_the_whole_layer_gets_its_message():
     assert nan.hint == item.say("not_finite"), str(nan)
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS)
-def test_the_setup_names_a_feedback_may_ask_for_are_the_setup_cells(chapter):
-    namespace = setup_namespace(chapter)
+@pytest.mark.parametrize(("chapter", "number"), CODE)
+def test_the_setup_names_a_feedback_may_ask_for_are_the_setup_cells(chapter, number):
+    """A code exercise's checker may ask for the names of the setup cells: the page it is on defines them."""
+    namespace = setup_namespace(page_of(chapter, number))
     assert set(MODULES[chapter].SETUP) <= set(namespace)
 
 
@@ -625,7 +633,7 @@ def test_the_module_runs_without_a_warning(chapter):
 
 def exercise_cells(chapter: str) -> dict[int, str]:
     pattern = re.compile(rf"\b{CHAPTERS[chapter]}\.check_(\d+)\(")
-    return {int(match[1]): cell.source for cell in load(NOTEBOOKS[chapter]).cells
+    return {int(match[1]): cell.source for page in NOTEBOOKS[chapter] for cell in load(page).cells
             if cell.cell_type == "code" and (match := pattern.search(cell.source))}
 
 
@@ -638,22 +646,24 @@ def with_solution(source: str, solution: str) -> str:
 
 @pytest.fixture(scope="module")
 def kernels():
-    """Per chapter a kernel that ran nothing (reset before every cell) and one that ran the setup cells."""
-    started = {}
+    """Per page with exercises a kernel that ran the setup cells; one kernel that ran nothing (reset before
+    every cell) serves every page."""
     with contextlib.ExitStack() as stack:
-        for chapter in CHAPTERS:
-            bare, setup = (stack.enter_context(Kernel(BOOK)) for _ in range(2))
-            nb = load(NOTEBOOKS[chapter])
+        started = {"after nothing": stack.enter_context(Kernel(BOOK))}
+        for page in sorted({page_of(chapter, number) for chapter, number in CASES}):
+            setup = stack.enter_context(Kernel(BOOK))
+            nb = load(page)
             for index in code_indices(nb, setup_cells(nb)):
                 assert not errors(setup.run(nb.cells[index].source))
-            started[chapter] = {"after nothing": bare, "after the setup cells": setup}
+            started[page] = setup
         yield started
 
 
 @pytest.mark.parametrize("state", ["after nothing", "after the setup cells"])
 @pytest.mark.parametrize(("chapter", "number"), CASES)
 def test_the_exercise_cell_runs_alone(chapter, number, state, kernels):
-    kernel, source = kernels[chapter][state], exercise_cells(chapter)[number]
+    kernel = kernels[state] if state == "after nothing" else kernels[page_of(chapter, number)]
+    source = exercise_cells(chapter)[number]
     header = f"Упражнение {chapter}.{number}: "
     for code, wanted in ((source, "ответ ещё не заполнен."), (with_solution(
             source, notebook_solutions(chapter)[number]), "верно.")):
@@ -667,12 +677,12 @@ def test_the_exercise_cell_runs_alone(chapter, number, state, kernels):
 
 
 def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
-    kernel = kernels["30"]["after nothing"]
+    kernel = kernels["after nothing"]
     kernel.run("%reset -f")
     started = time.perf_counter()
     text = visible_text(kernel.run("from llm_from_scratch.ch30 import exercises as ex30\n"
                                    "def my_causal_softmax(scores):\n    while True:\n        pass\n"
-                                   "ex30.check_10(my_causal_softmax)"))
+                                   "ex30.check_12(my_causal_softmax)"))
     assert time.perf_counter() - started < checking.LIMIT + 5
     assert "не завершилась за 3 с" in text, text
     assert visible_text(kernel.run("import time\nt = time.time()\nwhile time.time() - t < 1:\n    pass\n"
@@ -680,7 +690,7 @@ def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
     timer = threading.Timer(1.0, kernel.manager.interrupt_kernel)
     timer.start()
     outputs = kernel.run("def slow(scores):\n    for _ in range(200):\n        time.sleep(0.01)\n"
-                         "ex30.check_10(slow)")
+                         "ex30.check_12(slow)")
     timer.join()
     assert [o["ename"] for o in outputs if o["output_type"] == "error"] == ["KeyboardInterrupt"]
     assert visible_text(kernel.run("print('ядро работает')")) == "ядро работает\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from notebook_rules import CHAPTER_PAGES
 
 from llm_from_scratch import Tensor
 from llm_from_scratch.ch31 import example as ch31
@@ -105,28 +106,26 @@ def test_the_notebook_solutions_pass_their_checkers():
     """Every {solution} dropdown of the chapter, run after the setup cells, is accepted."""
     import json
     import re
-    from pathlib import Path
 
     from llm_from_scratch.ch31 import exercises as ex31
 
-    # the exercises are on the main page
-    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
-    namespace: dict = {}
-    exec(code[1], namespace)                                   # the setup cell after the install check
-    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters", 13: "rmsnorm_jacobian"}
+    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters", 11: "rmsnorm_jacobian"}
     found = set()
-    for cell in cells:
-        text = "".join(cell["source"])
-        match = re.search(r"\{solution\} ch31-ex(\d+)\n.*?```python\n(.*?)```", text, re.S)
-        if cell["cell_type"] != "markdown" or not match:
-            continue
-        number = int(match.group(1))
-        exec(match.group(2), namespace)
-        result = ex31.EXERCISES[number].feedback(namespace[names.get(number, "answer")])
-        assert result.correct, str(result)
-        found.add(number)
+    for path in CHAPTER_PAGES["31"]:                           # the main page and the sections
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = [("".join(c["source"])) for c in cells if c["cell_type"] == "code"]
+        namespace: dict = {}
+        exec(code[1], namespace)                               # the setup cell after the install check
+        for cell in cells:
+            text = "".join(cell["source"])
+            match = re.search(r"\{solution\} ch31-ex(\d+)\n.*?```python\n(.*?)```", text, re.S)
+            if cell["cell_type"] != "markdown" or not match:
+                continue
+            number = int(match.group(1))
+            exec(match.group(2), namespace)
+            result = ex31.EXERCISES[number].feedback(namespace[names.get(number, "answer")])
+            assert result.correct, str(result)
+            found.add(number)
     assert found == set(ex31.EXERCISES)
 
 
@@ -136,23 +135,21 @@ def test_the_notebook_stubs_ask_to_be_filled_in():
     import contextlib
     import io
     import json
-    from pathlib import Path
 
-    # the exercises are on the main page
-    path = Path(__file__).resolve().parents[1] / "book" / "ch31-decoder-block.ipynb"
-    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
-    code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
-    namespace: dict = {}
-    exec(code[1], namespace)                                   # the setup cell after the install check
     checked = []
-    for source in code:
-        if "ex31.check_" not in source:
-            continue
-        printed = io.StringIO()
-        with contextlib.redirect_stdout(printed):
-            exec(source, namespace)
-        assert "ответ ещё не заполнен" in printed.getvalue(), printed.getvalue()
-        checked.append(source)
+    for path in CHAPTER_PAGES["31"]:                           # the main page and the sections
+        cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+        code = ["".join(c["source"]) for c in cells if c["cell_type"] == "code"]
+        namespace: dict = {}
+        exec(code[1], namespace)                               # the setup cell after the install check
+        for source in code:
+            if "ex31.check_" not in source:
+                continue
+            printed = io.StringIO()
+            with contextlib.redirect_stdout(printed):
+                exec(source, namespace)
+            assert "ответ ещё не заполнен" in printed.getvalue(), printed.getvalue()
+            checked.append(source)
     from llm_from_scratch.ch31 import exercises as ex31
 
     assert len(checked) == len(ex31.EXERCISES)
@@ -190,8 +187,8 @@ def test_the_main_page_training_figure_tells_the_story_of_its_prediction():
         assert training_lab.first_step(variant=variant, layers=4, lr=0.03)["largest"] <= 0.03 + 1e-12
 
 
-def test_exercise_31_12_reads_what_eight_blocks_of_post_do_with_warm_up():
-    """The checker of 31.12 does not train: its right answer (option 2) is the lab's verdict on seed 31,
+def test_exercise_31_13_reads_what_eight_blocks_of_post_do_with_warm_up():
+    """The checker of 31.13 does not train: its right answer (option 2) is the lab's verdict on seed 31,
     and the folded solution's count over seeds 31-40 is what the lab gives (none of them learns)."""
     from llm_from_scratch.ch31 import exercises as ex31
     from llm_from_scratch.ch31 import training_lab
@@ -199,8 +196,8 @@ def test_exercise_31_12_reads_what_eight_blocks_of_post_do_with_warm_up():
     options = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}
     runs = {s: training_lab.train_stack(variant="post", layers=8, lr=0.03, warmup=100, seed=s) for s in range(31, 41)}
     verdicts = [training_lab.verdict(run) for run in runs.values()]
-    assert ex31.EXERCISES[12].fields[0].right == options[verdicts[0]] == 2
-    assert ex31.EXERCISES[12].feedback(options[verdicts[0]]).correct
+    assert ex31.EXERCISES[13].fields[0].right == options[verdicts[0]] == 2
+    assert ex31.EXERCISES[13].feedback(options[verdicts[0]]).correct
     assert {v: verdicts.count(v) for v in dict.fromkeys(verdicts)} == {
         "почти не учится": 8, "не учится": 1, "учится, потом срывается": 1}
     smooth = training_lab.smoothed(runs[31].losses)   # the solution's story: down to about 2.1, back to about 2.3
@@ -209,8 +206,8 @@ def test_exercise_31_12_reads_what_eight_blocks_of_post_do_with_warm_up():
         variant="post", lr=0.03, warmup=100)) == 80        # four blocks get below 2 at about step 80
 
 
-def test_exercise_31_13_checks_against_central_differences():
-    """The reference of 31.13 is the checker's own central differences; they agree with the
+def test_exercise_31_11_checks_against_central_differences():
+    """The reference of 31.11 is the checker's own central differences; they agree with the
     closed form and with the library's backward of RMSNorm far inside the tolerance."""
     import numpy as np
 
@@ -218,8 +215,8 @@ def test_exercise_31_13_checks_against_central_differences():
     from llm_from_scratch.book.exercises import ATOL
     from llm_from_scratch.ch31 import exercises as ex31
 
-    for u, gamma, eps in ex31.E13.cases():
-        numeric = ex31.E13.reference(u, gamma, eps)
+    for u, gamma, eps in ex31.E11.cases():
+        numeric = ex31.E11.reference(u, gamma, eps)
         assert np.abs(numeric - ex31._formula(u, gamma, eps)).max() < ATOL / 10
         rows = []
         for i in range(u.size):   # row i of J: the backward of y_i

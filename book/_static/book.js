@@ -69,7 +69,7 @@
         const name = before ? before.querySelector(".admonition-title").textContent.trim() : "";
         const note = document.createElement("p");
         note.className = "print-solutions-note";
-        note.textContent = `Решение — в конце главы, в разделе «Решения упражнений».`;
+        note.textContent = `Решение — в конце страницы, в разделе «Решения упражнений».`;
         solution.before(note);
         // The title's text node only: the fold button inside keeps its handlers.
         const title = solution.querySelector(":scope > .admonition-title");

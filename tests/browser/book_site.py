@@ -71,10 +71,14 @@ SPHINX_CONFIG = BOOK_CONFIG["sphinx"]["config"]
 ALL_PAGES = _toc_docnames(TOC)
 ROOT_PAGE = ALL_PAGES[0]
 CHAPTER_PAGES = [name for name in ALL_PAGES if CHAPTER_NAME.match(Path(name).name)]
-# A chapter's main page is its entry in the toc (the exercises are there); its
-# section pages (the deep dives and the checks) hang below it.
+# A chapter's main page is its entry in the toc; its section pages (the deep
+# dives and the checks) hang below it.
 MAIN_PAGES = [re.sub(r"\.(ipynb|md)$", "", entry["file"]) for entry in TOC.get("chapters", [])
               if CHAPTER_NAME.match(Path(entry.get("file", "")).name)]
+# The pages with checked exercises: every main page, and the section pages whose
+# notebook has an {exercise} of its own (the labs' exercises sit with the labs).
+EXERCISE_PAGES = [name for name in CHAPTER_PAGES
+                  if name in MAIN_PAGES or "{exercise}" in (REPO / f"{name}.ipynb").read_text(encoding="utf-8")]
 
 
 def chapter_of(docname: str) -> str:

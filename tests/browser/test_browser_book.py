@@ -15,6 +15,7 @@ import pytest
 from book_site import (
     ALL_PAGES,
     CHAPTER_PAGES,
+    EXERCISE_PAGES,
     MAIN_PAGES,
     REPO,
     ROOT_PAGE,
@@ -132,7 +133,7 @@ def test_chapter_has_figures_and_exercises(open_offline, docname):
     loaded.assert_no_network()
 
 
-@pytest.mark.parametrize("docname", MAIN_PAGES)
+@pytest.mark.parametrize("docname", EXERCISE_PAGES)
 def test_solutions_are_closed_until_clicked(open_offline, docname):
     """sphinx-exercise renders a `:class: dropdown` solution as
     <div class="solution dropdown admonition">; sphinx-togglebutton then adds the
@@ -176,7 +177,7 @@ def test_solutions_are_closed_until_clicked(open_offline, docname):
     loaded.assert_no_network()
 
 
-@pytest.mark.parametrize("docname", MAIN_PAGES)
+@pytest.mark.parametrize("docname", EXERCISE_PAGES)
 def test_exercise_titles_are_the_label_and_the_chapters_number(open_offline, docname):
     """«Упражнение 30.1», as the checks call it: not «Упражнение (30.1)», the
     parentheses sphinx-exercise puts around a title (book/_ext/russian_labels.py)."""

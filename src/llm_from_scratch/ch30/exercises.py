@@ -1,6 +1,6 @@
 """Chapter 30's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch30.py``); the
-notebook calls it ``ex30``. The references of 30.9-30.12 and 30.14 are written in NumPy (a test compares
-30.9-30.11 and 30.14 with the package), so a learner who patches the package does not spoil them; 30.12's
+notebook calls it ``ex30``. The references of 30.9, 30.10 and 30.12-30.14 are written in NumPy (a test
+compares 30.9 and 30.12-30.14 with the package), so a learner who patches the package does not spoil them; 30.10's
 measured values are computed here, by the recipe of its statement, and never printed.
 
 30.1 is a blind table (``Questions``): three labels a field, so a mark on each field would give the answer
@@ -123,7 +123,7 @@ E8 = Questions("30.8", fields=[Field(None, read_int, _COUNT, {
     3 * _D * _DH + _D**2: "one_head", _H * 3 * _D * _DH: "no_wo", _H * (3 * _D * _DH + _D**2): "wo_per_head",
     _H * 3 * _D**2 + _D**2: "square", _H * 4 * _D**2: "square", _COUNT + 4 * _D: "biases", _COUNT + 3 * _D: "biases"})])
 
-# 30.12: sqrt(d_h) against sqrt(d_model) at d_model = 512, h = 8: the spread predicted, the top weight measured
+# 30.10: sqrt(d_h) against sqrt(d_model) at d_model = 512, h = 8: the spread predicted, the top weight measured
 _MODEL, _HEADS = 512, 8
 _WIDTH = _MODEL // _HEADS                                   # d_h = 64
 
@@ -165,7 +165,7 @@ def _two_places(value: float, right: float) -> bool:   # 0.20, "0.20" and 0.198 
     return abs(value - right) <= 0.005 + 1e-12
 
 _TOP = dict(read=read_number, accept=_two_places)
-E12 = Questions("30.12", fields=[
+E10 = Questions("30.10", fields=[
     Field("std_dh", right=1.0, rules=(coarse(2), _near({
         "std.raw": np.sqrt(_WIDTH), "std.measured": lambda: _measured("measured_dh")})), **_SPREAD),
     Field("std_dmodel", right=float(np.sqrt(_WIDTH / _MODEL)), rules=(coarse(2), _near({
@@ -179,10 +179,10 @@ E12 = Questions("30.12", fields=[
         "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8})),
         **_TOP)])
 
-# 30.13: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
+# 30.11: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
 # three independent unit-variance targets leave 3 - g of their variance off it, (3 - g) / 3 a column
 _JOBS = 3
-E13 = Questions("30.13", fields=[
+E11 = Questions("30.11", fields=[
     Field("one_head", read_number, (_JOBS - 1) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
         "one_head.half": 0.5, "one_head.swapped": 1 / _JOBS, "one_head.all": 1.0, "one_head.zero": 0.0}))),
     Field("two_heads", read_number, (_JOBS - 2) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
@@ -190,7 +190,7 @@ E13 = Questions("30.13", fields=[
     Field("heads", read_int, _JOBS, {1: "heads.one", 2: "heads.two"}, rules=(
         lambda v, _: v > _JOBS and "heads.more", lambda v, _: v < 1 and "heads.none"))])
 
-# 30.9-30.11: NumPy code against a reference, on hidden cases
+# 30.9, 30.12, 30.13: NumPy code against a reference, on hidden cases
 def _normal(seed: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
     return scale * np.random.default_rng(seed).standard_normal(shape)
 
@@ -213,7 +213,7 @@ def _softmax(scores: np.ndarray, visible: np.ndarray | None = None, shift: bool 
 def _square(scores: np.ndarray) -> np.ndarray:
     return np.ones(scores.shape[-2:], dtype=bool)
 
-E10 = Code("30.10", name="my_causal_softmax", reference=_softmax, setup=SETUP, cases=lambda: [
+E12 = Code("30.12", name="my_causal_softmax", reference=_softmax, setup=SETUP, cases=lambda: [
     (_normal(5, (3, 3)),), (_normal(6, (2, 2, 4, 4)),), (np.array([[0.7]]),), (800.0 + _normal(7, (1, 4, 4), 10.0),)],
     mistakes={"no_mask": lambda s: _softmax(s, _square(s)),
               "mask_after": lambda s: _softmax(s, _square(s)) * np.tril(_square(s)),
@@ -238,7 +238,7 @@ def _halves(x: np.ndarray, offset: int, base: float) -> np.ndarray:   # pairs (â
 def _lengths(x: np.ndarray) -> np.ndarray:
     return x[:, 0::2] ** 2 + x[:, 1::2] ** 2
 
-E11 = Code("30.11", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=lambda: [
+E13 = Code("30.13", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=lambda: [
     (_normal(8, (3, 2)), 0, 100.0), (_normal(9, (4, 4)), 2, 100.0), (_normal(10, (3, 6)), 1, 10_000.0),
     (_normal(11, (1, 8)), 7, 10_000.0)],
     mistakes={"backwards": lambda x, p, b: _rope(x, p, b, sign=-1), "halves": _halves,

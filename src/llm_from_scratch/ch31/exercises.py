@@ -127,17 +127,17 @@ E10 = Questions("31.10", fields=[
         coarse(2), *(lambda v, _, k=k, o=o: near(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
         lambda v, right: near(v, 1 / right) and "inverse"))])
 
-# 31.11: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
+# 31.12: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
 # tests/test_training_lab.py so the checker does not train: option 1 "learns", option 2 "does not learn"
-E11 = Questions("31.11", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
+E12 = Questions("31.12", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
                                  option("post", 2, {1: "learns", 4: "breaks"})])
 
-# 31.12: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps). Options 1-4 are
+# 31.13: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps). Options 1-4 are
 # the verdicts "learns", "barely", "stalls", "breaks"; the right one is pinned by tests/test_lesson31.py
 # (the lab's verdict, and none of seeds 31-40 learns), so the checker does not train (0.7 s a run)
-E12 = Questions("31.12", fields=[option(None, 2)])
+E13 = Questions("31.13", fields=[option(None, 2)])
 
-# 31.13: the Jacobian of RMSNorm for one row, against central differences the checker takes itself --------
+# 31.11: the Jacobian of RMSNorm for one row, against central differences the checker takes itself --------
 def _rmsnorm_row(u: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
     return gamma * u / np.sqrt(np.mean(u * u) + eps)
 
@@ -176,14 +176,14 @@ def _jacobian_right(outputs: list, cases: list) -> dict:
     return {key: f"{value:.0e}" if value else "0" for key, value in (("gap", gap), ("along", along))}
 
 # its own "element" text names no value of the reference, nor the gap to it: probing stays blind
-E13 = Code("31.13", name="rmsnorm_jacobian", reference=_differences, setup=SETUP, cases=_jacobian_cases,
+E11 = Code("31.11", name="rmsnorm_jacobian", reference=_differences, setup=SETUP, cases=_jacobian_cases,
            mistakes={"diagonal": lambda u, g, e: _formula(u, g, e, projection=False),
                      "no_mean": lambda u, g, e: _formula(u, g, e, mean=False),
                      "no_gain": lambda u, g, e: _formula(u, g, e, gains=False),
                      "transposed": lambda u, g, e: _formula(u, g, e).T,
                      "no_eps": lambda u, g, e: _formula(u, g, 0.0)},
            right=_jacobian_right)
-OWN_TEXTS = ("scalar", "element")   # chapter 31's versions of the common texts: 31.9, 31.13 show no reference
+OWN_TEXTS = ("scalar", "element")   # chapter 31's versions of the common texts: 31.9, 31.11 show no reference
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
