@@ -60,73 +60,41 @@ class Adam:
         return self.lr * warm
 
     def step(self) -> None:
-        """One update from the current gradients (``None``: no update)."""
+        """One update from the current gradients (``None``: no update).
+
+        Every gradient is checked first (``gradient`` names the parameter);
+        then the arithmetic runs once, element by element, on all of them
+        joined into one vector (a training step's dozens of small arrays cost
+        more in calls than in sums), and the parameters move only if no
+        update overflowed."""
         t = self.t + 1
         rate, c1, c2 = self.rate(t), 1 - self.beta1**t, 1 - self.beta2**t
-        if self.parameters and all(p.grad is not None for p in self.parameters) \
-                and self._flat_step(t, rate, c1, c2):
-            return
-        updates = []                      # all, before the first move
-        for i, p in enumerate(self.parameters):
-            if p.grad is None:
-                continue
-            g = self.gradient(p, t)
-            try:
-                with np.errstate(over="raise", invalid="raise"):
-                    m = self.beta1 * self.m[i] + (1 - self.beta1) * g
-                    v = self.beta2 * self.v[i] + (1 - self.beta2) * g**2
-                    updates.append((i, m, v, p.value - rate * (m / c1) / (
-                        np.sqrt(v / c2) + self.eps)))
-            except FloatingPointError as error:
-                raise OptimizerError(
-                    f"Adam step {t}: the update of {p.name} overflows, "
-                    f"got |gradient| up to {np.abs(g).max():.3g}"
-                ) from error
-        for i, m, v, value in updates:
-            self.m[i], self.v[i], self.parameters[i].value = m, v, value
-            value.flags.writeable = False
-        self.t = t
-
-    def _flat_step(self, t: int, rate: float, c1: float, c2: float) -> bool:
-        """``step`` when every parameter has a gradient: the same arithmetic,
-        element by element, on all parameters joined into one vector (a
-        training step's dozens of small arrays cost more in calls than in
-        sums). ``False`` when a gradient is not usable or an update
-        overflows: ``step`` then goes parameter by parameter and names it."""
-        grads = [p.grad for p in self.parameters]
-        if not all(isinstance(g, np.ndarray) and g.dtype.kind in "fiu" and g.shape == p.shape
-                   for g, p in zip(grads, self.parameters, strict=True)):
-            return False
-        g = np.concatenate([x.ravel() for x in grads])
-        if not np.isfinite(g).all():
-            return False
-        try:
-            with np.errstate(over="raise", invalid="raise"):
-                m = self.beta1 * self._joined(self.m) + (1 - self.beta1) * g
-                v = self.beta2 * self._joined(self.v) + (1 - self.beta2) * g**2
-                values = self._joined([p.value for p in self.parameters]) - rate * (m / c1) / (
-                    np.sqrt(v / c2) + self.eps)
-        except FloatingPointError:
-            return False
+        live = [i for i, p in enumerate(self.parameters) if p.grad is not None]
+        g = self._joined([self.gradient(self.parameters[i], t) for i in live])
+        with np.errstate(over="ignore", invalid="ignore"):
+            m = self.beta1 * self._joined([self.m[i] for i in live]) + (1 - self.beta1) * g
+            v = self.beta2 * self._joined([self.v[i] for i in live]) + (1 - self.beta2) * g**2
+            values = self._joined([self.parameters[i].value for i in live]) - rate * (m / c1) / (
+                np.sqrt(v / c2) + self.eps)
+        ends = np.cumsum([self.parameters[i].value.size for i in live])
+        broken = ~(np.isfinite(m) & np.isfinite(v) & np.isfinite(values))
+        if broken.any():                  # nothing has moved yet
+            k = int(np.searchsorted(ends, np.argmax(broken), side="right"))
+            p = self.parameters[live[k]]
+            raise OptimizerError(
+                f"Adam step {t}: the update of {p.name} overflows, "
+                f"got |gradient| up to {np.abs(p.grad).max():.3g}")
         values.flags.writeable = False
-        self.m, self.v = self._split(m), self._split(v)
-        for p, value in zip(self.parameters, self._split(values), strict=True):
-            p.value = value
+        starts = ends - [self.parameters[i].value.size for i in live]
+        for i, a, b in zip(live, starts, ends, strict=True):
+            shape = self.parameters[i].shape
+            self.m[i], self.v[i] = m[a:b].reshape(shape), v[a:b].reshape(shape)
+            self.parameters[i].value = values[a:b].reshape(shape)
         self.t = t
-        return True
 
     @staticmethod
     def _joined(arrays) -> np.ndarray:
-        return np.concatenate([a.ravel() for a in arrays])
-
-    def _split(self, flat: np.ndarray) -> list[np.ndarray]:
-        """``flat`` cut back into the parameters' shapes (views of it)."""
-        out, start = [], 0
-        for p in self.parameters:
-            size = p.value.size
-            out.append(flat[start:start + size].reshape(p.shape))
-            start += size
-        return out
+        return np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
 
     @staticmethod
     def gradient(p, t: int) -> np.ndarray:
