@@ -141,7 +141,7 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
 }
 
 BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1
-    ("30", 14): [lambda x, *weights: np.zeros_like(x), lambda x, *weights: np.ones_like(x)],
+    ("30", 12): [lambda x, *weights: np.zeros_like(x), lambda x, *weights: np.ones_like(x)],
     ("31", 9): [lambda d, h, f: 0, lambda d, h, f: 1],
     ("31", 11): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
 }
@@ -192,7 +192,7 @@ def catches_all(*args):
 
 
 def learner_mha(x, w_q, w_k, w_v, w_o, heads, rope_base, slip=None):
-    """30.14 as a learner writes it, written apart from the checker's reference; ``slip`` is one of its
+    """30.12 as a learner writes it, written apart from the checker's reference; ``slip`` is one of its
     named mistakes, made the way a learner makes it."""
     batch, tokens, width = x.shape
     d_h = width // heads

@@ -346,7 +346,7 @@ def test_a_learner_interrupt_still_interrupts():
     def interrupted(*args):
         raise KeyboardInterrupt
     with pytest.raises(KeyboardInterrupt):
-        MODULES["30"].check_12(interrupted)
+        MODULES["30"].check_13(interrupted)
 
 
 class Boom(BaseException):
@@ -373,10 +373,10 @@ def test_an_answer_raising_its_own_base_exception_gets_feedback(chapter, number)
 def test_the_time_limit_works_from_another_thread_too(monkeypatch):
     monkeypatch.setattr(checking, "LIMIT", 0.3)
     results = []
-    worker = threading.Thread(target=lambda: results.append(feedback("30", 12, loops)))
+    worker = threading.Thread(target=lambda: results.append(feedback("30", 13, loops)))
     worker.start()
     worker.join(5)
-    assert not worker.is_alive() and literal(exercise("30", 12), "timeout") in str(results[0])
+    assert not worker.is_alive() and literal(exercise("30", 13), "timeout") in str(results[0])
 
 
 # --- no hidden state: a patched package ------------------------------------------------------------
@@ -405,7 +405,7 @@ def test_a_patched_then_restored_package_function(chapter, number):
 
 def test_near_misses_show_the_gap_and_the_tolerance():
     ex30 = MODULES["30"]
-    eps = feedback("30", 12, lambda s: (w := ex30.E12.solution()(s)) * w.sum(-1, keepdims=True)
+    eps = feedback("30", 13, lambda s: (w := ex30.E13.solution()(s)) * w.sum(-1, keepdims=True)
                    / (w.sum(-1, keepdims=True) + 1e-8))
     assert "при допуске 1e-09" in str(eps) and "отличие" in str(eps) and "+ε" in str(eps), str(eps)
     numbers = re.findall(r"получено (\S+), у библиотеки (\S+);", str(eps))
@@ -428,7 +428,7 @@ def test_the_numbers_the_solution_of_30_10_quotes_are_the_checkers():
 
 
 def test_the_pass_counter_counts_hidden_cases():
-    text = str(feedback("30", 13, MODULES["30"].E13.mistakes["no_offset"]))   # right at offset 0 only
+    text = str(feedback("30", 14, MODULES["30"].E14.mistakes["no_offset"]))   # right at offset 0 only
     assert "верных случаев: 1 из 4" in text, text
 
 
@@ -571,29 +571,29 @@ def test_the_references_of_chapter_30_are_the_library():
     ex30 = MODULES["30"]
     for x, heads in ex30.E9.cases():
         assert np.array_equal(ex30.E9.reference(x, heads), split_heads(Tensor(x), heads).value)
-    for (scores,) in ex30.E12.cases():
-        assert np.allclose(ex30.E12.reference(scores), causal_softmax(Tensor(scores)).value, rtol=0, atol=1e-15)
-    for x, offset, base in ex30.E13.cases():
+    for (scores,) in ex30.E13.cases():
+        assert np.allclose(ex30.E13.reference(scores), causal_softmax(Tensor(scores)).value, rtol=0, atol=1e-15)
+    for x, offset, base in ex30.E14.cases():
         rope = RotaryEmbedding(x.shape[1], offset + x.shape[0], base)
-        assert np.allclose(ex30.E13.reference(x, offset, base), rope.rotate(Tensor(x), offset).value, atol=1e-14)
-    for x, *weights, heads, base in ex30.E14.cases():
+        assert np.allclose(ex30.E14.reference(x, offset, base), rope.rotate(Tensor(x), offset).value, atol=1e-14)
+    for x, *weights, heads, base in ex30.E12.cases():
         layer = MultiHeadAttention(*(Parameter(f"w{i}", w) for i, w in enumerate(weights)), heads, x.shape[1], base)
-        assert np.allclose(ex30.E14.reference(x, *weights, heads, base), layer.forward(Tensor(x)).output.value,
+        assert np.allclose(ex30.E12.reference(x, *weights, heads, base), layer.forward(Tensor(x)).output.value,
                            rtol=0, atol=1e-14)
 
 
 def test_each_slip_of_the_whole_layer_gets_its_message():
-    """30.14, written as a learner writes it (apart from the reference): right, then with each named slip
+    """30.12, written as a learner writes it (apart from the reference): right, then with each named slip
     (no 1/sqrt(d_h), sqrt(d_model), reshape without transpose, RoPE on V, no mask, softmax over the queries,
     no W_O) told by that slip's message; NaN is told too, and no wrong feedback shows a reference value."""
-    item = exercise("30", 14)
+    item = exercise("30", 12)
     assert set(item.mistakes) == set(MHA_SLIPS)
-    assert feedback("30", 14, learner_mha).correct
+    assert feedback("30", 12, learner_mha).correct
     for slip in MHA_SLIPS:
-        result = feedback("30", 14, lambda *args, _slip=slip: learner_mha(*args, slip=_slip))
+        result = feedback("30", 12, lambda *args, _slip=slip: learner_mha(*args, slip=_slip))
         assert not result.correct and result.hint == item.say(slip), f"{slip}:\n{result}"
         assert "у библиотеки" not in str(result), str(result)
-    nan = feedback("30", 14, lambda *args: learner_mha(*args) * np.nan)
+    nan = feedback("30", 12, lambda *args: learner_mha(*args) * np.nan)
     assert nan.hint == item.say("not_finite"), str(nan)
 
 
@@ -682,7 +682,7 @@ def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
     started = time.perf_counter()
     text = visible_text(kernel.run("from llm_from_scratch.ch30 import exercises as ex30\n"
                                    "def my_causal_softmax(scores):\n    while True:\n        pass\n"
-                                   "ex30.check_12(my_causal_softmax)"))
+                                   "ex30.check_13(my_causal_softmax)"))
     assert time.perf_counter() - started < checking.LIMIT + 5
     assert "не завершилась за 3 с" in text, text
     assert visible_text(kernel.run("import time\nt = time.time()\nwhile time.time() - t < 1:\n    pass\n"
@@ -690,7 +690,7 @@ def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
     timer = threading.Timer(1.0, kernel.manager.interrupt_kernel)
     timer.start()
     outputs = kernel.run("def slow(scores):\n    for _ in range(200):\n        time.sleep(0.01)\n"
-                         "ex30.check_12(slow)")
+                         "ex30.check_13(slow)")
     timer.join()
     assert [o["ename"] for o in outputs if o["output_type"] == "error"] == ["KeyboardInterrupt"]
     assert visible_text(kernel.run("print('ядро работает')")) == "ядро работает\n"

@@ -190,7 +190,7 @@ E11 = Questions("30.11", fields=[
     Field("heads", read_int, _JOBS, {1: "heads.one", 2: "heads.two"}, rules=(
         lambda v, _: v > _JOBS and "heads.more", lambda v, _: v < 1 and "heads.none"))])
 
-# 30.9, 30.12, 30.13: NumPy code against a reference, on hidden cases
+# 30.9, 30.13, 30.14: NumPy code against a reference, on hidden cases
 def _normal(seed: int, shape: tuple[int, ...], scale: float = 1.0) -> np.ndarray:
     return scale * np.random.default_rng(seed).standard_normal(shape)
 
@@ -213,7 +213,7 @@ def _softmax(scores: np.ndarray, visible: np.ndarray | None = None, shift: bool 
 def _square(scores: np.ndarray) -> np.ndarray:
     return np.ones(scores.shape[-2:], dtype=bool)
 
-E12 = Code("30.12", name="my_causal_softmax", reference=_softmax, setup=SETUP, cases=lambda: [
+E13 = Code("30.13", name="my_causal_softmax", reference=_softmax, setup=SETUP, cases=lambda: [
     (_normal(5, (3, 3)),), (_normal(6, (2, 2, 4, 4)),), (np.array([[0.7]]),), (800.0 + _normal(7, (1, 4, 4), 10.0),)],
     mistakes={"no_mask": lambda s: _softmax(s, _square(s)),
               "mask_after": lambda s: _softmax(s, _square(s)) * np.tril(_square(s)),
@@ -238,7 +238,7 @@ def _halves(x: np.ndarray, offset: int, base: float) -> np.ndarray:   # pairs (â
 def _lengths(x: np.ndarray) -> np.ndarray:
     return x[:, 0::2] ** 2 + x[:, 1::2] ** 2
 
-E13 = Code("30.13", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=lambda: [
+E14 = Code("30.14", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=lambda: [
     (_normal(8, (3, 2)), 0, 100.0), (_normal(9, (4, 4)), 2, 100.0), (_normal(10, (3, 6)), 1, 10_000.0),
     (_normal(11, (1, 8)), 7, 10_000.0)],
     mistakes={"backwards": lambda x, p, b: _rope(x, p, b, sign=-1), "halves": _halves,
@@ -246,7 +246,7 @@ E13 = Code("30.13", name="my_rope_rotate", reference=_rope, setup=SETUP, cases=l
               "wrong_step": lambda x, p, b: _rope(x, p, b, step=1.0)},
     rules=(lambda out, args: not np.allclose(_lengths(out), _lengths(args[0])) and "length",))
 
-# 30.14: the whole layer, x [B, T, d_model] -> [B, T, d_model], against MultiHeadAttention (a test compares)
+# 30.12: the whole layer, x [B, T, d_model] -> [B, T, d_model], against MultiHeadAttention (a test compares)
 def _mha(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray, w_o: np.ndarray, heads: int,
          base: float, divisor: str = "head", transpose: bool = True, rope_values: bool = False,
          mask: bool = True, axis: int = -1, output: bool = True, rope_width: str = "head") -> np.ndarray:
@@ -286,7 +286,7 @@ def _mha_cases() -> list[tuple]:
 def _slip(**changes: object) -> Callable:
     return lambda *args: _mha(*args, **changes)
 
-E14 = Code("30.14", name="my_mha", reference=_mha, setup=SETUP, cases=_mha_cases, mistakes={
+E12 = Code("30.12", name="my_mha", reference=_mha, setup=SETUP, cases=_mha_cases, mistakes={
     "no_scale": _slip(divisor="none"), "model_width": _slip(divisor="model"), "no_transpose": _slip(transpose=False),
     "rope_values": _slip(rope_values=True), "no_mask": _slip(mask=False), "softmax_axis": _slip(axis=-2),
     "no_output": _slip(output=False), "rope_model": _slip(rope_width="model")},
@@ -294,6 +294,6 @@ E14 = Code("30.14", name="my_mha", reference=_mha, setup=SETUP, cases=_mha_cases
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13,
              14: E14}
-OWN_TEXTS = ("element",)   # 30.14's own "element": it shows no value of the reference
+OWN_TEXTS = ("element",)   # 30.12's own "element": it shows no value of the reference
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()
