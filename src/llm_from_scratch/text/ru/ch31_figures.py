@@ -13,7 +13,7 @@ TEXT = {
     "block_diagram.ffn": "SwiGLU",
     "block_diagram.path": "остаточный путь {number}",
     "block_diagram.norm_does": "строку делит на её RMS,\nумножает на {gain}",
-    "block_diagram.attention_does": "смешивает строки токенов;\nвеса внимания {shape}",
+    "block_diagram.attention_does": "смешивает строки токенов;\nформа весов {shape}",
     "block_diagram.ffn_does": "каждую строку отдельно:\n$d_{{model}}$ → $d_{{ff}}$ = {hidden} → $d_{{model}}$",
     "block_diagram.shapes": "формы $[B, T, d_{model}]$:",
     "sublayer_orders.pre": "Pre: норма внутри ветви",
