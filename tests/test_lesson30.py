@@ -134,7 +134,7 @@ def test_softmax_jacobian_norm_is_the_norm_of_the_numeric_jacobian():
 
 
 def test_unscaled_wide_heads_pass_almost_no_gradient_to_the_scores():
-    spread = lesson30.score_spread((4, 64, 256), samples=2000)   # as the page
+    spread = lesson30.score_spread((4, 64, 256), samples=2000)   # one sample; the page: jacobian_spread
     assert spread.raw_jacobian[-1] < 0.01 < 0.3 < spread.scaled_jacobian[-1]
     assert np.all(np.diff(spread.raw_jacobian) < 0)               # shrinks with d_h
     assert np.ptp(spread.scaled_jacobian) < 0.02                   # scaled: steady
