@@ -177,6 +177,22 @@ def test_one_head_reaches_the_bound_and_does_one_job(runs):
     assert abs(lh.column_correlation(one.layer)) == pytest.approx(1.0, abs=1e-9)
 
 
+def test_the_spread_of_the_held_out_loss_is_that_of_the_per_sequence_losses(runs):
+    """The page's one head copies the previous token, so it misses z_0 in all four rows of a
+    sequence: the spread of its held-out loss is about sqrt(Var(z_0^2 / 2) / 4096) = 0.011,
+    twice that of a head that copies the first token and misses four different contents."""
+    one = runs[1]
+    assert lh.jobs(one.layer) == ["previous"]
+    x, targets = lh.held_out()
+    y = reference_output([p.value for p in one.layer.parameters()], x, 1)
+    per_sequence = np.mean((y[:, 2:, [0, 4]] - targets) ** 2, axis=(1, 2))
+    spread = lh.held_out_spread(one.layer)
+    assert spread == pytest.approx(per_sequence.std() / np.sqrt(lh.HELD_OUT), rel=1e-6)
+    assert spread == pytest.approx(np.sqrt(0.5 / lh.HELD_OUT), rel=0.1)          # 0.011
+    assert abs(lh.held_out_loss(one.layer) - lh.ONE_HEAD_BOUND) < spread        # 0.496: 1/2 within it
+    assert lh.held_out_spread(runs[2].layer) < 1e-4
+
+
 def test_the_figure_of_output_pairs_shows_a_line_for_one_head_and_the_targets_for_two(runs):
     outputs, targets = lh.output_pairs(runs[1].layer)
     _, all_targets = lh.held_out()

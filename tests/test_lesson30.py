@@ -134,10 +134,26 @@ def test_softmax_jacobian_norm_is_the_norm_of_the_numeric_jacobian():
 
 
 def test_unscaled_wide_heads_pass_almost_no_gradient_to_the_scores():
-    spread = lesson30.score_spread((4, 64, 256), samples=2000)   # as the page
+    spread = lesson30.score_spread((4, 64, 256), samples=2000)   # one sample; the page: jacobian_spread
     assert spread.raw_jacobian[-1] < 0.01 < 0.3 < spread.scaled_jacobian[-1]
     assert np.all(np.diff(spread.raw_jacobian) < 0)               # shrinks with d_h
     assert np.ptp(spread.scaled_jacobian) < 0.02                   # scaled: steady
+
+
+def test_jacobian_spread_draws_the_rows_of_score_spread():
+    """Rows drawn as |q| z have the distribution of q . k: over 20 samples the medians
+    agree with the full experiment's, and the ratio at d_h = 256 is in the hundreds."""
+    spread = lesson30.jacobian_spread()                      # as the page
+    assert spread.raw.shape == spread.scaled.shape == (20, 3)
+    full = np.array([lesson30.score_spread((4, 64), samples=2000, seed=seed).raw_jacobian
+                     for seed in range(100, 108)])
+    np.testing.assert_allclose(np.median(spread.raw[:, :2], axis=0), np.median(full, axis=0), rtol=0.1)
+    ratio = spread.scaled / spread.raw
+    assert 0.9 < ratio[:, 0].min() <= ratio[:, 0].max() < 1.0  # d_h = 4: about equal, raw a little larger
+    assert 100 < ratio[:, 2].min() <= ratio[:, 2].max() < 500   # d_h = 256: hundreds, by sample
+    assert np.ptp(spread.scaled) < 0.02                            # scaled: steady at every width
+    again = lesson30.jacobian_spread()
+    assert np.array_equal(again.raw, spread.raw)                   # deterministic
 
 
 # -- RoPE -------------------------------------------------------------------------------------

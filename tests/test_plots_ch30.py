@@ -214,6 +214,14 @@ def test_score_spread_plots_the_experiment():
     right_lines = {line.get_label(): line.get_xydata() for line in right.get_lines()}
     np.testing.assert_allclose(right_lines[r"оценки $q\cdot k\,/\sqrt{d_h}$"][:, 1], SPREAD.scaled_top)
     assert [t.get_text() for t in right.get_legend().get_texts()][-1] == "поровну: 1/8"
+    # log-log on the left: sqrt(d_h) is a straight line of slope 1/2, not a curve
+    assert left.get_xscale() == left.get_yscale() == "log" and right.get_yscale() == "linear"
+    root = lines[r"$\sqrt{d_h}$"]
+    np.testing.assert_allclose(np.diff(np.log2(root[:, 1])) / np.diff(np.log2(root[:, 0])), 0.5)
+    ticks = [t.get_text() for t in left.get_yticklabels()]
+    assert ticks == ["1", "2", "4", "8"]                          # spreads from 1 to sqrt(32) here
+    low, high = left.get_ylim()
+    assert low <= SPREAD.scaled_std.min() and SPREAD.raw_std.max() <= high
 
 
 def test_rope_circle_fits_a_folded_cell():

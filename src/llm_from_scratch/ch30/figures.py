@@ -34,7 +34,7 @@ from matplotlib.image import AxesImage
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
-from ..errors import HeadLayoutError
+from ..errors import CausalAttentionError, HeadLayoutError
 from ..text import texts
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
@@ -469,9 +469,18 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
 @styled
 def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray,
                  raw_top: np.ndarray, scaled_top: np.ndarray, tokens: int) -> Figure:
-    """Left: the spread of scores against ``d_h``; right: the mean largest softmax weight."""
+    """Left: the spread of scores against ``d_h``, both axes on a log scale, where
+    ``sqrt(d_h)`` is a straight line of slope 1/2; right: the mean largest softmax weight."""
     words = texts("ch30_figures")
     widths = np.asarray(widths, float)
+    spreads = np.concatenate([widths, np.asarray(raw_std, float), np.asarray(scaled_std, float)])
+    if widths.size < 1 or not np.all(np.isfinite(spreads)) or not np.all(spreads > 0):
+        raise CausalAttentionError(f"score_spread draws widths and spreads on log axes: they must be positive "
+                                   f"and finite, got {widths.size} widths and values from "
+                                   f"{spreads.min(initial=np.inf):.3g}")
+    spreads = np.concatenate([np.sqrt(widths), spreads[widths.size:]])
+    low, high = np.log2(spreads.min()), np.log2(spreads.max())
+    ticks = 2.0 ** np.arange(np.floor(low + 0.1), np.ceil(high - 0.1) + 1)   # 16.02 -> last tick 16
     fig = new_figure(height=3.0)
     left, right = fig.subplots(1, 2)
     left.plot(widths, np.sqrt(widths), ":", color="black", label=r"$\sqrt{d_h}$")
@@ -489,6 +498,10 @@ def score_spread(widths: np.ndarray, raw_std: np.ndarray, scaled_std: np.ndarray
         ax.set_xscale("log", base=2)
         ax.set_xticks(widths, [f"{int(w)}" for w in widths])
         ax.set_xlabel(words["score_spread.width"])
+    left.set_yscale("log", base=2)                   # log-log: sqrt(d_h) is a line of slope 1/2
+    left.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    left.set_ylim(min(ticks[0], 0.8 * spreads.min()), 1.25 * max(ticks[-1], spreads.max()))
+    left.minorticks_off()
     return fig
 
 

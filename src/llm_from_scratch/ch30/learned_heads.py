@@ -178,6 +178,25 @@ def held_out_loss(layer: MultiHeadAttention) -> float:
     return _held_out_pass(layer)[0]
 
 
+def held_out_spread(layer: MultiHeadAttention) -> float:
+    """How far ``held_out_loss`` may lie from the layer's expected loss: the standard
+    deviation of the per-sequence losses over ``sqrt(HELD_OUT)``.
+
+    A head that copies the previous token and outputs a constant for the first one errs by
+    about ``z_0`` in column 4, the same number in all four rows of a sequence, so its
+    spread is about ``sqrt(Var(z_0^2 / 2) / HELD_OUT) = 0.011``; a head that copies the
+    first token errs by four different ``z_{m-1}`` and spreads half as much."""
+    x, targets = held_out()
+    output = _finite(_layer(layer).forward(Tensor(x)).output.value, "output", (TOKENS, WIDTH))
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            per_sequence = np.mean((output[:, FIRST_ROW:, COLUMNS] - targets) ** 2, axis=(1, 2))
+            return float(per_sequence.std() / np.sqrt(HELD_OUT))
+    except FloatingPointError as overflow:
+        raise LearnedHeadsError(f"{LAB} spread of outputs up to {np.abs(output).max():.3g} "
+                                f"overflows") from overflow
+
+
 def _held_out_pass(layer: MultiHeadAttention) -> tuple[float, np.ndarray]:
     """One forward pass over the held-out sequences: the loss and ``job_weights``."""
     x, targets = held_out()

@@ -8,7 +8,8 @@
 * Why scores are divided by ``sqrt(d_h)``: the spread of raw dot products of
   random rows grows like ``sqrt(d_h)`` and the softmax saturates
   (``score_spread``), and the gradient that reaches the scores through the
-  softmax shrinks (``softmax_jacobian_norm``).
+  softmax shrinks (``softmax_jacobian_norm``), by how much from sample to
+  sample (``jacobian_spread``).
 * RoPE as a rotation: every pair of a head is an arrow that turns by
   ``position * rope_base ** (-2i / d_h)`` (``pair_arrows``); the score of a
   rotated query and key depends only on the offset ``m - n``
@@ -33,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
+from ..book.settings import integer
 from ..errors import CausalAttentionError
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
@@ -133,7 +135,8 @@ def softmax_jacobian_norm(weights: np.ndarray) -> np.ndarray:
     ``J = diag(p) - p p^T`` at each row ``p`` of weights: how much of a
     gradient on the weights reaches the scores. With ``J_ij = p_i (d_ij -
     p_j)``, ``||J||^2 = sum p^2 - 2 sum p^3 + (sum p^2)^2``; it is 0 for a
-    one-hot row and largest for an even one."""
+    one-hot row. It is not largest for an even row: with 8 keys an even row
+    gives ``sqrt(7) / 8 = 0.331``, half the weight on each of two keys 0.5."""
     try:
         p = np.asarray(weights, dtype=np.float64)
     except (TypeError, ValueError) as error:
@@ -174,6 +177,51 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
                        np.array(scaled_std), np.array(raw_top),
                        np.array(scaled_top), np.array(raw_jac),
                        np.array(scaled_jac), tokens, samples)
+
+
+@dataclass(frozen=True)
+class JacobianSpread:
+    """Per sample and head width: the median Jacobian norm of ``score_spread``."""
+
+    widths: np.ndarray        # d_h
+    raw: np.ndarray           # [samples, widths]: median ||d softmax / d scores||_F, raw
+    scaled: np.ndarray        # the same for scaled scores
+    rows: int                 # rows in every sample
+    tokens: int
+
+
+def jacobian_spread(widths: tuple[int, ...] = (4, 64, 256), tokens: int = 8, rows: int = 2000,
+                    samples: int = 20, seed: int = 30) -> JacobianSpread:
+    """``samples`` independent repeats of the Jacobian medians of ``score_spread``
+    (``rows`` rows each): how much a median depends on the sample it comes from.
+
+    The rows are drawn in one step instead of ``d_h + 1`` rows of coordinates:
+    for a given query ``q`` with independent ``N(0, 1)`` coordinates, the scores
+    ``q . k_j`` against independent keys of that kind are independent
+    ``N(0, |q|^2)``, so a row of scores is ``|q| z`` with ``|q|^2 ~ chi^2(d_h)``
+    and ``z ~ N(0, I)`` of ``tokens`` values: the same distribution as in
+    ``score_spread``, at ``tokens + 1`` random numbers a row."""
+    if (not isinstance(widths, (tuple, list)) or not 1 <= len(widths) <= 16
+            or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 1 <= w <= 2**16
+                       for w in widths)):
+        raise CausalAttentionError(f"jacobian_spread widths must be 1 to 16 integers in [1, 65536], "
+                                   f"got {widths!r}")
+    tokens = integer(tokens, "jacobian_spread tokens", 1, 1024, CausalAttentionError)
+    rows = integer(rows, "jacobian_spread rows", 1, 100_000, CausalAttentionError)
+    samples = integer(samples, "jacobian_spread samples", 1, 1000, CausalAttentionError)
+    seed = integer(seed, "jacobian_spread seed", 0, 2**63 - 1, CausalAttentionError)
+    if samples * rows * tokens > 2**24:
+        raise CausalAttentionError(f"jacobian_spread would draw {samples * rows * tokens} scores a width, "
+                                   f"more than 2**24 (samples {samples}, rows {rows}, tokens {tokens})")
+    rng = np.random.default_rng(seed)
+    raw, scaled = [], []
+    for width in widths:                    # all samples of one width at once
+        length = np.sqrt(rng.chisquare(width, (samples, rows)))             # |q|
+        scores = (length[..., None] * rng.standard_normal((samples, rows, tokens))).reshape(-1, tokens)
+        for medians, table in ((raw, scores), (scaled, scores / np.sqrt(width))):
+            norms = softmax_jacobian_norm(last_query_weights(table)).reshape(samples, rows)
+            medians.append(np.median(norms, axis=1))
+    return JacobianSpread(np.array(widths), np.stack(raw, axis=1), np.stack(scaled, axis=1), rows, tokens)
 
 
 # -- RoPE as a rotation -------------------------------------------------------------
