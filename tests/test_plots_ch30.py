@@ -280,6 +280,13 @@ def routes(ax) -> list[tuple[int, int, float]]:
     return sorted(found)
 
 
+def segment_distance(point, start, end) -> float:
+    """From ``point`` to the segment ``start``-``end``, in the units they are given in."""
+    step = end - start
+    t = np.clip(np.dot(point - start, step) / np.dot(step, step), 0.0, 1.0)
+    return float(np.linalg.norm(point - (start + t * step)))
+
+
 def test_output_mixing_draws_one_route_per_nonzero_entry_of_w_o():
     fig = build("output_mixing")
     for ax, weight in zip(fig.axes, (SWAP, MIXING), strict=True):
@@ -287,6 +294,19 @@ def test_output_mixing_draws_one_route_per_nonzero_entry_of_w_o():
         assert [(r, j) for r, j, _ in drawn] == sorted(zip(*map(list, np.nonzero(weight)), strict=True))
         labels = [t for t in texts(ax) if "," in t and "$" not in t]
         assert sorted(labels) == sorted(f"{r},{j}" for r, j, _ in drawn)    # each route names its entry
+    fig.draw_without_rendering()                                  # the layout the reader sees
+    for ax in fig.axes:                                           # each label on its own arrow, not a neighbour's
+        arrows = {}
+        for patch in ax.patches:
+            if isinstance(patch, FancyArrowPatch):
+                (x0, y0), (x1, y1) = patch._posA_posB
+                arrows[f"{round(x0)},{round(x1)}"] = ax.transData.transform([(x0, y0), (x1, y1)])
+        for text in ax.texts:
+            if text.get_text() in arrows:
+                at = ax.transData.transform(text.get_position())
+                gap = {name: segment_distance(at, *ends) for name, ends in arrows.items()}
+                own = gap.pop(text.get_text())
+                assert own < 1.0 and min(gap.values()) > 12.0, (text.get_text(), own, gap)   # pixels
     thick = [(r, j) for r, j, w in routes(fig.axes[1]) if w > 2]
     assert thick == [(0, 2)]                                    # the entry that mixes the heads
     written = texts(fig)

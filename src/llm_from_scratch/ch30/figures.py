@@ -73,11 +73,10 @@ FLOW_LABELS = 34                       # the row labels "p=0" left of head 0's l
 
 
 def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of_column=None,
-               hidden=None, diagonal: bool = False, decimals: int = 3, cell: float = FLOW_CELL) -> None:
+               hidden=None, decimals: int = 3, cell: float = FLOW_CELL) -> None:
     """``values [rows, cols]`` as numbered cells. ``head_of_column[c]`` shades and frames the
     columns of each head (head 0 white and solid, head 1 grey and dashed); ``hidden`` cells
-    (the causal mask) are hatched and carry no number; ``diagonal`` frames the cells ``(r, r)``
-    twice (the key at the query's own position, the last one a row sees)."""
+    (the causal mask) are hatched and carry no number."""
     rows, cols = values.shape
     heads = np.zeros(cols, int) if head_of_column is None else np.asarray(head_of_column)
     for r in range(rows):
@@ -89,11 +88,6 @@ def _flow_grid(ax: Axes, values: np.ndarray, left: float, top: float, *, head_of
             if not masked:
                 ax.text(left + (c + 0.5) * cell, top + (r + 0.5) * FLOW_ROW, _number(values[r, c], decimals),
                         ha="center", va="center", fontsize=FONT)       # the numbers: 13.9 px
-    if diagonal:
-        for r in range(min(rows, cols)):
-            for inset in (1.0, 3.2):
-                ax.add_patch(Rectangle((left + r * cell + inset, top + r * FLOW_ROW + inset), cell - 2 * inset,
-                                       FLOW_ROW - 2 * inset, fill=False, edgecolor="black", linewidth=0.7))
     if head_of_column is not None:
         for head in np.unique(heads):
             columns = np.nonzero(heads == head)[0]
@@ -214,7 +208,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
         for key in range(tokens):
             caption(right_col + (key + 0.5) * FLOW_WEIGHT, row_2 - 2, f"n={key}")
         _flow_grid(ax, weights[head], right_col, row_2, head_of_column=np.full(tokens, head),
-                   hidden=np.triu(np.ones((tokens, tokens), bool), k=1), diagonal=True, cell=FLOW_WEIGHT)
+                   hidden=np.triu(np.ones((tokens, tokens), bool), k=1), cell=FLOW_WEIGHT)
         # values: no rotation, straight down to H = A V
         _flow_arrow(ax, (left_mid, row_1 + band + 2), (left_mid, row_2 - 33),
                     f"$V^{{({head})}}$:\n" + words["whole_layer.no_rotation"], along=0.45)
@@ -338,11 +332,13 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
     q_left = width * CELL + gap
     split_left = q_left + width * CELL + gap
     head_step = tokens + 1.0
-    fig = new_figure(height=0.3 * (heads * head_step + 2.2))
+    top = 0.0
+    bottom = top - tokens - (heads - 1) * head_step / 2
+    y_low, y_high = bottom - 1.2, top + 0.4 + (heads - 1) * head_step / 2   # no blank band above
+    fig = new_figure(height=0.3 * (y_high - y_low))
     ax = fig.add_subplot()
     ax.set_axis_off()
     ax.set_aspect("equal")
-    top = 0.0
     for row in range(tokens):
         ax.text(-0.2, top - row - 0.5, f"p={row}", ha="right", va="center", fontsize=SMALL)
     _grid(ax, x, 0, top, label=f"X: [1, {tokens}, {width}]")
@@ -363,11 +359,10 @@ def head_split(x: np.ndarray, q: np.ndarray, heads: int) -> Figure:
         ax.text(split_left + head_width * CELL + 0.3, top_h - tokens / 2,
                 words["head"].format(head=head) + f"\n[1, {tokens}, {head_width}]", ha="left", va="center",
                 fontsize=SMALL)
-    bottom = top - tokens - (heads - 1) * head_step / 2
     ax.text(split_left + head_width * CELL / 2, bottom - 0.3,
             f"[1, {heads}, {tokens}, {head_width}]", ha="center", va="top", fontsize=FONT)
     ax.set_xlim(-1.6, split_left + head_width * CELL + 3.2)
-    ax.set_ylim(bottom - 1.4, top + 2.4 + (heads - 1) * head_step / 2)
+    ax.set_ylim(y_low, y_high)
     return fig
 
 
@@ -589,7 +584,7 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
     """Each panel: a title, a 0/1 matrix ``W_O [4, 4]``, the output ``u W_O`` for ``u = [a, b, c, d]``
     written out, and entries to mark. ``W_O`` is drawn as routes: the coordinates ``u_r`` of the
     concatenated row on top (coloured by head, head 1 framed dashed), the outputs ``y_j`` below, and
-    an arrow ``u_r -> y_j`` for every nonzero ``(W_O)_{r, j}``, labelled ``r,j`` near its start: the
+    an arrow ``u_r -> y_j`` for every nonzero ``(W_O)_{r, j}``, labelled ``r,j`` on the arrow itself: the
     row index says where a number comes from, the column index where it goes. Marked entries are
     drawn thick. In data coordinates ``u_r`` sits at ``(r, 1)`` and ``y_j`` at ``(j, 0)``."""
     words = texts("ch30_figures")
@@ -613,17 +608,55 @@ def output_mixing(panels: Sequence[tuple[str, np.ndarray, Sequence[str], Sequenc
             ax.add_patch(Rectangle((j - box_w / 2, -box_h / 2), box_w, box_h, facecolor="white",
                                    edgecolor="black", linewidth=0.8))
             ax.text(j, 0, f"$y_{j}$={output[j]}", ha="center", va="center", fontsize=SMALL)
-        for r, j in zip(*np.nonzero(weight), strict=True):
-            thick = (int(r), int(j)) in {tuple(m) for m in marked}
+        routes = [(int(r), int(j)) for r, j in zip(*np.nonzero(weight), strict=True)]
+        marked_routes = {tuple(m) for m in marked}
+        for r, j in routes:
             ax.add_patch(FancyArrowPatch((r, 1 - box_h / 2), (j, box_h / 2), arrowstyle="-|>",
-                                         mutation_scale=12, color="black", linewidth=2.4 if thick else 1.0,
+                                         mutation_scale=12, color="black",
+                                         linewidth=2.4 if (r, j) in marked_routes else 1.0,
                                          linestyle=HEAD_LINES[r // d_h], shrinkA=1, shrinkB=1))
-            left = j < r                          # a label beside the arrow, on its outer side
-            along = 0.45 if left else 0.22       # leftward ones lower: crossing arrows keep apart
-            ax.text(r + along * (j - r) + (-0.08 if left else 0.08), 1 - box_h / 2 - along * (1 - box_h),
-                    f"{r},{j}", ha="right" if left else "left", va="center", fontsize=SMALL)
+        for (r, j), (x, y) in zip(routes, _route_labels(ax, routes, box_h), strict=True):
+            ax.text(x, y, f"{r},{j}", ha="center", va="center", fontsize=SMALL,      # on its own arrow
+                    bbox={"boxstyle": "square,pad=0.1", "facecolor": "white", "edgecolor": "none"})
     fig.supxlabel(words["output_mixing.rows"], fontsize=SMALL)
     return fig
+
+
+def _route_segment(route: tuple[int, int], box_h: float) -> tuple[np.ndarray, np.ndarray]:
+    """The ends of the arrow ``u_r -> y_j`` in data coordinates: ``u_r`` at ``(r, 1)``, ``y_j`` at ``(j, 0)``."""
+    r, j = route
+    return np.array([r, 1 - box_h / 2], float), np.array([j, box_h / 2], float)
+
+
+def _distance(point: np.ndarray, start: np.ndarray, end: np.ndarray) -> float:
+    """From ``point`` to the segment ``start``-``end`` (all in display pixels)."""
+    step = end - start
+    t = np.clip(np.dot(point - start, step) / np.dot(step, step), 0.0, 1.0)
+    return float(np.linalg.norm(point - (start + t * step)))
+
+
+def _route_labels(ax: Axes, routes: Sequence[tuple[int, int]], box_h: float) -> list[tuple[float, float]]:
+    """Where to write ``r,j`` on each arrow: the point between 15% and 60% of its way (clear of the
+    arrowheads) farthest, in display pixels, from every other arrow and from every label placed
+    before it (counted at half the distance: a label is wider than a line), so that a label never
+    sits on a crossing or next to a neighbour's arrow or label."""
+    to_px = ax.transData.transform
+    segments = [tuple(to_px(np.vstack(_route_segment(route, box_h)))) for route in routes]
+    placed: list[np.ndarray] = []
+    labels = []
+    for own, route in enumerate(routes):
+        start, end = _route_segment(route, box_h)
+        best, best_room = start, -1.0
+        for t in np.linspace(0.15, 0.6, 10):
+            point = start + t * (end - start)
+            px = to_px(point)
+            room = min([_distance(px, a, b) for k, (a, b) in enumerate(segments) if k != own]
+                       + [float(np.linalg.norm(px - q)) / 2 for q in placed] + [np.inf])
+            if room > best_room + 1e-9:
+                best, best_room = point, room
+        placed.append(to_px(best))
+        labels.append((float(best[0]), float(best[1])))
+    return labels
 
 
 # -- heads trained from random weights ----------------------------------------------------------
