@@ -47,7 +47,7 @@ SPELLED = {   # one rule for numbers and labels in every checker (issue 27)
     ("30", 11): [{"one_head": "2/3", "two_heads": 1 / 3, "heads": 3.0}, {"one_head": 0.67, "two_heads": "0.33",
                                                                            "heads": "3"}],
     ("31", 5): [str(right("31", 5)), float(right("31", 5))],
-    ("31", 10): [{"predicted": "0.5", "measured": "0.54"}, {"predicted": np.float32(0.5), "measured": 0.538}],
+    ("31", 11): [{"predicted": "0.5", "measured": "0.54"}, {"predicted": np.float32(0.5), "measured": 0.538}],
 }
 
 WRONG = {
@@ -109,7 +109,7 @@ WRONG = {
     ("31", 4): [({"rows": {0, 1, 2, 3, 4}, "part": 1}, "changed"), ({"rows": {0, 1}, "part": 1}, "rows.wrong"),
                 ({"rows": {0, 7}, "part": 1}, "outside")],
     ("31", 5): [(1000, "wrong"), (10**400, "wrong"), (True, "not_int")],
-    ("31", 10): [({"predicted": 0.5, "measured": 0.5}, "coarse"), ({"predicted": 2, "measured": 0.54}, "grows"),
+    ("31", 11): [({"predicted": 0.5, "measured": 0.5}, "coarse"), ({"predicted": 2, "measured": 0.54}, "grows"),
                  ({"predicted": 0.25, "measured": 0.54}, "one_over_l"), ({"predicted": 0.7, "measured": 0.54},
                  "predicted.wrong"), ({"predicted": 0.5, "measured": 0.537}, "measured.wrong"),
                  ({"predicted": 0.5, "measured": 0.52}, "block"), ({"predicted": 0.5, "measured": 0.97}, "post"),
@@ -118,8 +118,8 @@ WRONG = {
                  "not_number")],
 }
 
-# Rounded the way the chapter prints it, or to more decimals: accepted (31.10, issue 17).
-ROUNDED = {("31", 10): [{"predicted": 0.5, "measured": 0.54}, {"predicted": 0.50, "measured": 0.538},
+# Rounded the way the chapter prints it, or to more decimals: accepted (31.11, issue 17).
+ROUNDED = {("31", 11): [{"predicted": 0.5, "measured": 0.54}, {"predicted": 0.50, "measured": 0.538},
                         {"predicted": 0.5, "measured": 0.5379}]}
 
 SECRETS = {   # what a wrong answer's feedback may not say: it once gave the answer away
@@ -137,13 +137,14 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
     ("30", 11): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],
     ("30", 6): [{"unchanged": set(), "may_change": set()}, {"unchanged": set(range(5)), "may_change": set(range(5))}],
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
-    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 13): [1, 2, 3, 4],
+    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 14): [1, 2, 3, 4],
+    ("31", 10): [{"adam": k, "pre": k, "post": k} for k in range(1, 5)],
 }
 
 BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1
     ("30", 12): [lambda x, *weights: np.zeros_like(x), lambda x, *weights: np.ones_like(x)],
     ("31", 9): [lambda d, h, f: 0, lambda d, h, f: 1],
-    ("31", 11): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
+    ("31", 12): [lambda u, g, e: np.zeros((u.size, u.size)), lambda u, g, e: np.ones((u.size, u.size))],
 }
 
 

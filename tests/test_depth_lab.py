@@ -374,14 +374,14 @@ def test_the_numbers_the_chapter_quotes():
 
 
 def test_the_depth_lab_exercise_quotes_the_lab():
-    """Exercise 31.10 and its solution: the law says 0.5, the lab 0.54 = 0.49 (the streams)
+    """Exercise 31.11 and its solution: the law says 0.5, the lab 0.54 = 0.49 (the streams)
     times 0.73 / 0.67 (the two top blocks); over ten seeds 0.52 ± 0.04."""
     from llm_from_scratch.ch31 import exercises as ex31
 
     options = {"tensor": "ffn.down.weight", "variants": ("pre",), "weight_scale": 3 ** 0.5}
     g = depth_lab.top_block_gradient([4, 16], **options)["pre"]
     assert round(g[1] / g[0], 2) == 0.54
-    assert ex31.EXERCISES[10].solution()["measured"] == g[1] / g[0]
+    assert ex31.EXERCISES[11].solution()["measured"] == g[1] / g[0]
     rms = [depth_lab.run(layers=depth, variant="pre", weight_scale=3 ** 0.5).stream_rms[-1] for depth in (4, 16)]
     assert [round(r, 2) for r in rms] == [2.04, 4.14] and round(rms[0] / rms[1], 2) == 0.49
     own = [g[0] * rms[0], g[1] * rms[1]]

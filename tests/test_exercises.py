@@ -544,7 +544,7 @@ def test_a_wrong_choice_is_answered_alike_whatever_the_right_one(chapter, number
 @pytest.mark.parametrize(("chapter", "number"), sorted(BLIND))
 def test_a_blind_function_is_not_told_the_reference(chapter, number):
     """31.9 once printed the library's count for every hidden case (0 everywhere showed 120, 752, 336,
-    2976: enough to fit the formula 31.5 asks for); 31.11's feedback must not show the Jacobian. Those
+    2976: enough to fit the formula 31.5 asks for); 31.12's feedback must not show the Jacobian. Those
     feedbacks name the failing cases, never a value of the reference."""
     item = exercise(chapter, number)
     values = {value for arguments in item.cases() for value in np.ravel(item.reference(*arguments))}

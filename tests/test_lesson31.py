@@ -109,7 +109,7 @@ def test_the_notebook_solutions_pass_their_checkers():
 
     from llm_from_scratch.ch31 import exercises as ex31
 
-    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters", 11: "rmsnorm_jacobian"}
+    names = {7: "post_norm_block", 8: "block_without_attention", 9: "count_parameters", 12: "rmsnorm_jacobian"}
     found = set()
     for path in CHAPTER_PAGES["31"]:                           # the main page and the sections
         cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
@@ -188,7 +188,7 @@ def test_the_main_page_training_figure_tells_the_story_of_its_prediction():
 
 
 def test_exercise_31_13_reads_what_eight_blocks_of_post_do_with_warm_up():
-    """The checker of 31.13 does not train: its right answer (option 2) is the lab's verdict on seed 31,
+    """The checker of 31.14 does not train: its right answer (option 2) is the lab's verdict on seed 31,
     and the folded solution's count over seeds 31-40 is what the lab gives (none of them learns)."""
     from llm_from_scratch.ch31 import exercises as ex31
     from llm_from_scratch.ch31 import training_lab
@@ -196,8 +196,8 @@ def test_exercise_31_13_reads_what_eight_blocks_of_post_do_with_warm_up():
     options = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}
     runs = {s: training_lab.train_stack(variant="post", layers=8, lr=0.03, warmup=100, seed=s) for s in range(31, 41)}
     verdicts = [training_lab.verdict(run) for run in runs.values()]
-    assert ex31.EXERCISES[13].fields[0].right == options[verdicts[0]] == 2
-    assert ex31.EXERCISES[13].feedback(options[verdicts[0]]).correct
+    assert ex31.EXERCISES[14].fields[0].right == options[verdicts[0]] == 2
+    assert ex31.EXERCISES[14].feedback(options[verdicts[0]]).correct
     assert {v: verdicts.count(v) for v in dict.fromkeys(verdicts)} == {
         "почти не учится": 8, "не учится": 1, "учится, потом срывается": 1}
     smooth = training_lab.smoothed(runs[31].losses)   # the solution's story: down to about 2.1, back to about 2.3
@@ -207,7 +207,7 @@ def test_exercise_31_13_reads_what_eight_blocks_of_post_do_with_warm_up():
 
 
 def test_exercise_31_11_checks_against_central_differences():
-    """The reference of 31.11 is the checker's own central differences; they agree with the
+    """The reference of 31.12 is the checker's own central differences; they agree with the
     closed form and with the library's backward of RMSNorm far inside the tolerance."""
     import numpy as np
 
@@ -215,8 +215,8 @@ def test_exercise_31_11_checks_against_central_differences():
     from llm_from_scratch.book.exercises import ATOL
     from llm_from_scratch.ch31 import exercises as ex31
 
-    for u, gamma, eps in ex31.E11.cases():
-        numeric = ex31.E11.reference(u, gamma, eps)
+    for u, gamma, eps in ex31.E12.cases():
+        numeric = ex31.E12.reference(u, gamma, eps)
         assert np.abs(numeric - ex31._formula(u, gamma, eps)).max() < ATOL / 10
         rows = []
         for i in range(u.size):   # row i of J: the backward of y_i

@@ -388,12 +388,12 @@ def test_a_run_that_overflows_stops_and_says_where(capfd):
 
 
 def test_exercise_31_12_reads_what_eight_blocks_do():
-    """The checker of 31.12 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
+    """The checker of 31.13 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
     verdicts = {v: training_lab.verdict(training_lab.train_stack(variant=v, layers=8, lr=0.02))
                 for v in ("pre", "post")}
     assert verdicts == {"pre": "учится", "post": "не учится"}
     options = {"учится": 1, "не учится": 2}
-    assert ex31.EXERCISES[12].feedback({v: options[text] for v, text in verdicts.items()}).correct
+    assert ex31.EXERCISES[13].feedback({v: options[text] for v, text in verdicts.items()}).correct
     # and the chapter's premise: four blocks of Post learn at this rate
     assert training_lab.verdict(training_lab.train_stack(variant="post", lr=0.02)) == "учится"
 

@@ -113,31 +113,35 @@ E9 = Code("31.9", name="count_parameters", reference=_count, setup=SETUP,
               "no_gains": lambda d, h, f: 4 * d * d + 3 * d * f, "two_ffn": lambda d, h, f: _count(d, h, f) - d * f,
               "tensors": lambda d, h, f: 9})
 
-# 31.10: the depth lab, the top block's gradient against the 1/sqrt(L) law --------------------------
+# 31.10: why Pre trains: Adam's first step does not follow the gradient's scale, and with a zero branch a Pre
+# sublayer passes the gradient on unchanged (the path of identities) while Post's still goes through the norm
+E10 = Questions("31.10", fields=[option("adam", 2), option("pre", 1), option("post", 3)])
+
+# 31.11: the depth lab, the top block's gradient against the 1/sqrt(L) law --------------------------
 def _ratio(variant: str = "pre", tensor: str | None = "ffn.down.weight", scale: float = 3**0.5) -> float:
     # g(16)/g(4) as the lab measures it, afresh at every check: no cache a learner's patch could poison
     top = top_block_gradient((4, 16), tensor=tensor, variants=(variant,), weight_scale=scale)[variant]
     return float(top[1] / top[0])
 
 _SLIPS = {"block": {"tensor": None}, "post": {"variant": "post"}, "scale_1": {"scale": 1.0}}  # slip: its options
-E10 = Questions("31.10", fields=[
+E11 = Questions("31.11", fields=[
     Field("predicted", read_number, 0.5, accept=rounded(1), rules=(
         lambda v, _: v > 1 and "grows", lambda v, _: near(v, 0.25, 2) and "one_over_l")),
     Field("measured", read_number, _ratio, accept=rounded(2), rules=(
         coarse(2), *(lambda v, _, k=k, o=o: near(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
         lambda v, right: near(v, 1 / right) and "inverse"))])
 
-# 31.12: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
+# 31.13: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
 # tests/test_training_lab.py so the checker does not train: option 1 "learns", option 2 "does not learn"
-E12 = Questions("31.12", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
+E13 = Questions("31.13", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
                                  option("post", 2, {1: "learns", 4: "breaks"})])
 
-# 31.13: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps). Options 1-4 are
+# 31.14: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps). Options 1-4 are
 # the verdicts "learns", "barely", "stalls", "breaks"; the right one is pinned by tests/test_lesson31.py
 # (the lab's verdict, and none of seeds 31-40 learns), so the checker does not train (0.7 s a run)
-E13 = Questions("31.13", fields=[option(None, 2)])
+E14 = Questions("31.14", fields=[option(None, 2)])
 
-# 31.11: the Jacobian of RMSNorm for one row, against central differences the checker takes itself --------
+# 31.12: the Jacobian of RMSNorm for one row, against central differences the checker takes itself --------
 def _rmsnorm_row(u: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:
     return gamma * u / np.sqrt(np.mean(u * u) + eps)
 
@@ -176,15 +180,16 @@ def _jacobian_right(outputs: list, cases: list) -> dict:
     return {key: f"{value:.0e}" if value else "0" for key, value in (("gap", gap), ("along", along))}
 
 # its own "element" text names no value of the reference, nor the gap to it: probing stays blind
-E11 = Code("31.11", name="rmsnorm_jacobian", reference=_differences, setup=SETUP, cases=_jacobian_cases,
+E12 = Code("31.12", name="rmsnorm_jacobian", reference=_differences, setup=SETUP, cases=_jacobian_cases,
            mistakes={"diagonal": lambda u, g, e: _formula(u, g, e, projection=False),
                      "no_mean": lambda u, g, e: _formula(u, g, e, mean=False),
                      "no_gain": lambda u, g, e: _formula(u, g, e, gains=False),
                      "transposed": lambda u, g, e: _formula(u, g, e).T,
                      "no_eps": lambda u, g, e: _formula(u, g, 0.0)},
            right=_jacobian_right)
-OWN_TEXTS = ("scalar", "element")   # chapter 31's versions of the common texts: 31.9, 31.11 show no reference
+OWN_TEXTS = ("scalar", "element")   # chapter 31's versions of the common texts: 31.9, 31.12 show no reference
 
-EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13}
+EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13,
+             14: E14}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()
