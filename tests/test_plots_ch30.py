@@ -326,8 +326,24 @@ def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
     assert cells == grid + grid + right + grid + wrong
     assert right[:6] == ["a0", "a1", "b0", "b1", "c0", "c1"]        # head 0: its features, every token
     assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: all of a and half of b
-    colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_fill()]
     head_of = {c: int(c[1]) // 2 for c in grid}
     assert colours == [plots30.SPLIT_COLOURS[head_of[c]] for c in cells]   # colour follows the feature
+    # the middle panel [T, h, d_h]: one framed row per token, not two head blocks
+    frames = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and not p.get_fill()]
+    assert len(frames) == 3
+    centres = [(t.get_position(), t.get_text()) for t in fig.axes[0].texts if t.get_text() in cells]
+    middle = [c for c in centres[12:24]]                                  # the 12 cells after X
+    for frame, token in zip(frames, "abc", strict=True):
+        (x0, y0), (x1, y1) = frame.get_bbox().get_points()
+        inside = [text for (x, y), text in middle if x0 < x < x1 and y0 < y < y1]
+        assert inside == [f"{token}{f}" for f in range(4)]                # a whole token, both heads
+    written = texts(fig)
+    shapes = [t.split("\n") for t in written if t.startswith("[")]
+    assert shapes == [["[T, d] = [3, 4]", "строка — токен"],
+                      ["[T, h, d_h] = [3, 2, 2]", "строка — токен, разрезанный по головам"],
+                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"],
+                      ["[T, d] = [3, 4]", "строка — токен"],
+                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"]]
     with pytest.raises(HeadLayoutError, match="dividing"):
         plots30.split_layout(width=4, heads=3)
