@@ -6,6 +6,7 @@ Each function takes arrays (from the chapter's example or from
 
 * ``whole_layer``: the example from ``X`` to ``Y`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
+* ``one_head_line``: a one-head layer's outputs on a line, its targets filling the plane;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
 * ``split_layout``: ``split_heads`` as reshape then transpose, beside a lone reshape;
 * ``score_spread``: why scores are divided by ``sqrt(d_h)``;
@@ -31,13 +32,14 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
-from ..errors import CausalAttentionError, HeadLayoutError
+from ..errors import CausalAttentionError, HeadLayoutError, LearnedHeadsError
 from ..text import texts
 
-__all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
+__all__ = ["head_split", "learned_losses", "learned_maps", "one_head_line", "output_mixing", "rope_circle",
            "rope_relative", "score_spread", "split_layout", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
@@ -722,6 +724,62 @@ def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure
     axes[0, 0].set_ylim(-reach, reach)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    return fig
+
+
+def _pairs(values: object, name: str) -> np.ndarray:
+    """Finite points ``[N, 2]`` with ``N >= 2``, or the lab's error naming ``name``."""
+    array = np.asarray(values) if isinstance(values, (np.ndarray, list, tuple)) else None
+    if array is None or array.dtype.kind not in "fiu" or array.ndim != 2 or array.shape[1] != 2 or len(array) < 2:
+        got = list(array.shape) if array is not None else type(values).__name__
+        raise LearnedHeadsError(f"one_head_line {name} must be real points [N, 2] with N >= 2, got {got}")
+    if not np.all(np.isfinite(array)):
+        bad = array.size - np.count_nonzero(np.isfinite(array))
+        raise LearnedHeadsError(f"one_head_line {name} must be finite, got {bad} NaN or infinite of {array.size}")
+    return array.astype(np.float64)
+
+
+@styled
+def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]]) -> Figure:
+    """The plane of output columns 0 and 4: the targets ``(z_{m-1}, z_0)`` of rows as hollow
+    circles, and for each one-head layer ``(label, outputs [N, 2])`` its outputs ``(y_0, y_4)``
+    as filled markers on the straight line through them, drawn across the panel (one marker and
+    line style per layer). The outputs must lie on one line (they do for any one-head layer on
+    the chapter's task): a layer whose points do not is refused rather than drawn wrongly."""
+    words = texts("ch30_figures")
+    targets = _pairs(targets, "targets")
+    if not layers:
+        raise LearnedHeadsError("one_head_line needs at least one layer, got none")
+    drawn = []
+    for index, (label, outputs) in enumerate(layers):
+        outputs = _pairs(outputs, f"outputs of layer {index}")
+        centred = outputs - outputs.mean(axis=0)
+        singular = np.linalg.svd(centred, compute_uv=False)
+        if not singular[0] > 0 or singular[1] > 1e-9 * singular[0]:
+            raise LearnedHeadsError(f"one_head_line outputs of layer {index} must spread along one line, "
+                                    f"got singular values {singular[0]:.3g} and {singular[1]:.3g}")
+        drawn.append((label, outputs))
+    reach = 1.08 * max(np.abs(targets).max(), *(np.abs(o).max() for _, o in drawn))
+    fig = new_figure(width=4.6, height=4.7)
+    ax = fig.add_subplot()
+    ax.scatter(targets[:, 0], targets[:, 1], marker="o", s=16, facecolors="none", edgecolors="0.55",
+               linewidths=0.7, label=words["one_head_line.targets"], zorder=1)
+    handles = [ax.collections[0]]
+    for (label, outputs), style, marker in zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False):
+        centre = outputs.mean(axis=0)
+        direction = np.linalg.svd(outputs - centre)[2][0]
+        ends = centre + np.outer([-4 * reach, 4 * reach], direction)      # well past the panel's edges
+        ax.plot(ends[:, 0], ends[:, 1], style, color="black", linewidth=1.2, zorder=2)
+        ax.scatter(outputs[:, 0], outputs[:, 1], marker=marker, s=22, facecolors="white", edgecolors="black",
+                   linewidths=0.9, zorder=3)
+        handles.append(Line2D([], [], linestyle=style, marker=marker, color="black", markerfacecolor="white",
+                              label=words["one_head_line.outputs"].format(layer=label)))
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    ax.set_aspect("equal")
+    ax.set_xlabel(words["one_head_line.x"])
+    ax.set_ylabel(words["one_head_line.y"])
+    fig.legend(handles=handles, loc="outside lower center", frameon=False)
     return fig
 
 
