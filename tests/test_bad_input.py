@@ -198,6 +198,7 @@ def float64_equal(expected):
 
 
 NAN = float("nan")
+LINE = np.column_stack([np.arange(3.0), 2.0 * np.arange(3.0)])    # three points on one line
 INF = float("inf")
 
 ROWS = [
@@ -1030,6 +1031,19 @@ ROWS += [
     bad("figure30-split-zero-tokens", lambda: plots30.split_layout(tokens=0), HeadLayoutError, "got 0"),
     bad("figure30-split-float-width", lambda: plots30.split_layout(width=4.0), HeadLayoutError, "got 4.0"),
     bad("figure30-split-huge", lambda: plots30.split_layout(tokens=10**9), HeadLayoutError, "got 1000000000"),
+    bad("figure30-line-targets-of-one-column", lambda: plots30.one_head_line(np.zeros((4, 1)), [("a", LINE)]),
+        LearnedHeadsError, "targets must be real points [N, 2] with N >= 2, got [4, 1]"),
+    bad("figure30-line-targets-of-text", lambda: plots30.one_head_line("xy", [("a", LINE)]), LearnedHeadsError,
+        "got str"),
+    bad("figure30-line-targets-nan", lambda: plots30.one_head_line(np.array([[NAN, 0.0], [1.0, 1.0]]),
+        [("a", LINE)]), LearnedHeadsError, "targets must be finite, got 1 NaN or infinite of 4"),
+    bad("figure30-line-no-layers", lambda: plots30.one_head_line(LINE, []), LearnedHeadsError, "got none"),
+    bad("figure30-line-one-point", lambda: plots30.one_head_line(LINE, [("a", LINE[:1])]), LearnedHeadsError,
+        "outputs of layer 0 must be real points [N, 2] with N >= 2, got [1, 2]"),
+    bad("figure30-line-outputs-off-a-line", lambda: plots30.one_head_line(LINE, [("a", np.eye(3, 2))]),
+        LearnedHeadsError, "outputs of layer 0 must spread along one line, got singular values"),
+    bad("figure30-line-outputs-one-point", lambda: plots30.one_head_line(LINE, [("a", np.ones((3, 2)))]),
+        LearnedHeadsError, "got singular values 0 and 0"),
     bad("heads-lab-pairs-zero-sequences", lambda: learned_heads.output_pairs(learned_heads.random_layer(heads=2),
                                                                              sequences=0),
         LearnedHeadsError, "got 0"),

@@ -422,7 +422,7 @@ def test_the_numbers_the_solution_of_30_10_quotes_are_the_checkers():
     cell = next(cell.source for cell in load(MAIN_PAGES["30"]).cells if "{solution} ch30-ex10" in cell.source)
     prose = cell.split("```python")[0]
     right = ex30.E10.solution()
-    for quoted in (f"около {right['top_dh']:.2f}", f"около {right['top_dmodel']:.2f}",
+    for quoted in (f"в среднем {right['top_dh']:.3f}", f"— {right['top_dmodel']:.3f}:",
                    f"\\approx{right['std_dmodel']:.3f}", f"1/8={1 / 8:.3f}"):
         assert quoted in prose, quoted
 

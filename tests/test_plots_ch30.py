@@ -18,6 +18,7 @@ from llm_from_scratch.book import figure_style as style
 from llm_from_scratch.ch30 import example as ch30
 from llm_from_scratch.ch30 import figures as plots30
 from llm_from_scratch.ch30 import lesson as lesson30
+from llm_from_scratch.errors import LearnedHeadsError
 
 EXAMPLE = ch30.build_attention().forward(Tensor(ch30.example_input()))
 WEIGHTS = EXAMPLE.attention_weights.value[0]                      # [2, 3, 3]
@@ -35,6 +36,7 @@ TABLES = np.tril(np.random.default_rng(0).uniform(size=(2, 3, 6, 6)))
 _Z = np.random.default_rng(1).standard_normal((40, 2))
 PAIRS = [("line", np.column_stack([_Z[:, 0], 0.1 + 0.2 * _Z[:, 0]]), _Z),  # one head: outputs on a line
          ("cloud", _Z + 0.01, _Z)]                                          # two heads: on their targets
+LINES = [("a", np.column_stack([_Z[:, 0], _Z[:, 0]])), ("b", np.column_stack([0.1 * _Z[:, 1], 0.2 - 0.05 * _Z[:, 1]]))]
 
 
 def build(name: str) -> Figure:
@@ -43,6 +45,7 @@ def build(name: str) -> Figure:
         "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
         "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.49),
         "output_pairs": lambda: plots30.output_pairs(PAIRS),
+        "one_head_line": lambda: plots30.one_head_line(_Z, LINES),
         "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
                                                       for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
@@ -61,7 +64,7 @@ def build(name: str) -> Figure:
     }[name]()
 
 
-NAMES = ["whole_layer", "learned_losses", "output_pairs", "learned_maps",
+NAMES = ["whole_layer", "learned_losses", "output_pairs", "one_head_line", "learned_maps",
          "two_jobs", "head_split", "score_spread", "rope_circle", "rope_relative",
          "output_mixing", "split_layout"]
 
@@ -161,6 +164,34 @@ def test_output_pairs_draws_each_column_against_its_target_and_the_line_y_equals
     (legend,) = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == ["$y = z$: выход равен цели",
                                                           "строка m = 2…5 одной последовательности"]
+
+
+def test_one_head_line_draws_the_targets_and_each_layer_on_its_line():
+    fig = build("one_head_line")
+    (ax,) = fig.axes
+    targets, *outputs = ax.collections
+    np.testing.assert_array_equal(targets.get_offsets(), _Z)
+    assert targets.get_facecolor().size == 0                                   # hollow circles
+    lines = ax.get_lines()
+    assert len(outputs) == len(lines) == 2
+    for points, line, (_, drawn) in zip(outputs, lines, LINES, strict=True):
+        np.testing.assert_array_equal(points.get_offsets(), drawn)
+        (x0, y0), (x1, y1) = line.get_xydata()
+        across = (x1 - x0) * (drawn[:, 1] - y0) - (y1 - y0) * (drawn[:, 0] - x0)
+        np.testing.assert_allclose(across / np.hypot(x1 - x0, y1 - y0), 0, atol=1e-9)   # the points' own line
+        mid = np.mean(drawn, axis=0)
+        assert abs(mid[0]) < ax.get_xlim()[1] and abs(mid[1]) < ax.get_ylim()[1]   # through the panel ...
+        assert min(np.hypot(x0 - mid[0], y0 - mid[1]), np.hypot(x1 - mid[0], y1 - mid[1])) > np.hypot(
+            *np.diff([ax.get_xlim(), ax.get_ylim()], axis=1).ravel())           # ... and out of it both ways
+    assert lines[0].get_linestyle() != lines[1].get_linestyle()                # told apart without colour
+    assert not np.array_equal(*(p.get_paths()[0].vertices for p in outputs))  # and by marker
+    assert ax.get_xlim() == ax.get_ylim() and ax.get_xlim()[1] >= np.abs(_Z).max()
+    (legend,) = fig.legends
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "цель строки $(z_{m-1}, z_0)$", "одна голова, a: выходы $(y_0, y_4)$ и их прямая",
+        "одна голова, b: выходы $(y_0, y_4)$ и их прямая"]
+    with pytest.raises(LearnedHeadsError, match="one line"):
+        plots30.one_head_line(_Z, [("cloud", _Z)])                              # two heads: not a line
 
 
 def test_learned_maps_draws_every_table_in_its_place():
@@ -326,8 +357,24 @@ def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
     assert cells == grid + grid + right + grid + wrong
     assert right[:6] == ["a0", "a1", "b0", "b1", "c0", "c1"]        # head 0: its features, every token
     assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: all of a and half of b
-    colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle)]
+    colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_fill()]
     head_of = {c: int(c[1]) // 2 for c in grid}
     assert colours == [plots30.SPLIT_COLOURS[head_of[c]] for c in cells]   # colour follows the feature
+    # the middle panel [T, h, d_h]: one framed row per token, not two head blocks
+    frames = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and not p.get_fill()]
+    assert len(frames) == 3
+    centres = [(t.get_position(), t.get_text()) for t in fig.axes[0].texts if t.get_text() in cells]
+    middle = [c for c in centres[12:24]]                                  # the 12 cells after X
+    for frame, token in zip(frames, "abc", strict=True):
+        (x0, y0), (x1, y1) = frame.get_bbox().get_points()
+        inside = [text for (x, y), text in middle if x0 < x < x1 and y0 < y < y1]
+        assert inside == [f"{token}{f}" for f in range(4)]                # a whole token, both heads
+    written = texts(fig)
+    shapes = [t.split("\n") for t in written if t.startswith("[")]
+    assert shapes == [["[T, d] = [3, 4]", "строка — токен"],
+                      ["[T, h, d_h] = [3, 2, 2]", "строка — токен, разрезанный по головам"],
+                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"],
+                      ["[T, d] = [3, 4]", "строка — токен"],
+                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"]]
     with pytest.raises(HeadLayoutError, match="dividing"):
         plots30.split_layout(width=4, heads=3)

@@ -6,6 +6,7 @@ Each function takes arrays (from the chapter's example or from
 
 * ``whole_layer``: the example from ``X`` to ``Y`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
+* ``one_head_line``: a one-head layer's outputs on a line, its targets filling the plane;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
 * ``split_layout``: ``split_heads`` as reshape then transpose, beside a lone reshape;
 * ``score_spread``: why scores are divided by ``sqrt(d_h)``;
@@ -31,13 +32,14 @@ from matplotlib.cm import ScalarMappable
 from matplotlib.colors import BoundaryNorm, ListedColormap
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
-from ..errors import CausalAttentionError, HeadLayoutError
+from ..errors import CausalAttentionError, HeadLayoutError, LearnedHeadsError
 from ..text import texts
 
-__all__ = ["head_split", "learned_losses", "learned_maps", "output_mixing", "rope_circle",
+__all__ = ["head_split", "learned_losses", "learned_maps", "one_head_line", "output_mixing", "rope_circle",
            "rope_relative", "score_spread", "split_layout", "two_jobs", "whole_layer"]
 
 HEAD_LINES = ("-", "--")       # head 0 solid, head 1 dashed: told apart without colour
@@ -393,15 +395,22 @@ def _split_block(ax: Axes, cells: np.ndarray, left: float, top: float, head_widt
     return right
 
 
+SPLIT_ROW_GAP = 10                       # between the token rows of [T, h, d_h]
+SPLIT_GROUP_GAP = 8                      # between the head groups inside one token row
+SPLIT_ARROW = 84                         # room for an arrow and its word "transpose"
+
+
 @styled
 def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     """How ``split_heads`` moves the numbers of one sequence, and how a lone reshape misplaces them.
 
     A cell ``a0`` is feature 0 of token ``a`` (tokens ``a, b, c, ...``), coloured by the head the
-    feature belongs to. Top: ``[T, d] -> [T, h, d_h]`` (reshape: each row cut into groups) ``->
-    [h, T, d_h]`` (transpose: one block per head, every token's own features). Bottom: a single
-    reshape to ``[h, T, d_h]`` reads the numbers in memory order and gives head 0 the first
-    ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of a and half of b). The batch axis (``B = 1``) is left out.
+    feature belongs to. Top: ``[T, d] -> [T, h, d_h]`` (reshape: each token's row, framed on its
+    own, cut into ``h`` groups) ``-> [h, T, d_h]`` (transpose: one block per head, every token's
+    own features). Bottom: a single reshape to ``[h, T, d_h]`` reads the numbers in memory order
+    and gives head 0 the first ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of a and half
+    of b). Under each panel: its shape and what its first axis counts. The batch axis (``B = 1``)
+    is left out.
     """
     words = texts("ch30_figures")
     for name, value, most in (("tokens", tokens, 8), ("width", width, 8), ("heads", heads, 8)):
@@ -414,7 +423,8 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     right_way = cells.reshape(tokens, heads, d_h, 2).transpose(1, 0, 2, 3)                        # [h, T, d_h, 2]
     wrong_way = cells.reshape(heads, tokens, d_h, 2)
     band = tokens * SPLIT_ROW
-    height = 2 * band + 150
+    middle_band = band + (tokens - 1) * SPLIT_ROW_GAP          # the token rows of [T, h, d_h], apart
+    height = band + middle_band + 190
     fig = new_figure(width=6.5, height=height / 100)    # with savefig's padding: within 672 px
     fig.set_layout_engine("none")
     ax = fig.add_axes((0, 0, 1, 1))
@@ -422,40 +432,49 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     ax.set_xlim(0, 650)
     ax.set_ylim(height, 0)
 
+    def label(centre: float, y: float, shape: str, axis: str) -> None:
+        ax.text(centre, y, f"{shape}\n{axis}", ha="center", va="top", fontsize=SMALL, linespacing=1.2)
+
     def heads_side_by_side(blocks: np.ndarray, left: float, top: float) -> float:
         for head, block in enumerate(blocks):
             x = left + head * (d_h * SPLIT_CELL + 18)
             _split_block(ax, block, x, top, d_h)
-            ax.text(x + d_h * SPLIT_CELL / 2, top + band + 4, words["head"].format(head=head),
-                    ha="center", va="top", fontsize=SMALL)
+            ax.text(x + d_h * SPLIT_CELL / 2, top - 4, words["head"].format(head=head),
+                    ha="center", va="bottom", fontsize=SMALL)
         return left + heads * (d_h * SPLIT_CELL + 18) - 18
 
-    def arrow(start: float, end: float, top: float, text: str) -> None:
-        _flow_arrow(ax, (start + 6, top + band / 2), (end - 6, top + band / 2))
-        ax.text((start + end) / 2, top + band / 2 - 6, text, ha="center", va="bottom", fontsize=SMALL)
+    def arrow(start: float, end: float, y: float, text: str) -> None:
+        _flow_arrow(ax, (start + 6, y), (end - 6, y))
+        ax.text((start + end) / 2, y - 6, text, ha="center", va="bottom", fontsize=SMALL)
 
-    for row, (title, top) in enumerate(((words["split_layout.right"], 26),
-                                        (words["split_layout.wrong"], 26 + band + 72))):
-        ax.text(4, top - 10, title, ha="left", va="bottom", fontsize=FONT)
-        x_right = _split_block(ax, cells, 4, top, d_h)
-        ax.text(4 + width * SPLIT_CELL / 2, top + band + 4, f"[T, d] = {_shape(tokens, width)}",
-                ha="center", va="top", fontsize=SMALL)
+    for row, (title, top) in enumerate(((words["split_layout.right"], 46),
+                                        (words["split_layout.wrong"], 46 + middle_band + 90))):
+        ax.text(4, top - 26, title, ha="left", va="bottom", fontsize=FONT)
+        rows_high = middle_band if row == 0 else band
+        x_top = top + (rows_high - band) / 2                 # X and the heads centred on the token rows
+        x_right = _split_block(ax, cells, 4, x_top, d_h)
+        label(4 + width * SPLIT_CELL / 2, x_top + band + 4, f"[T, d] = {_shape(tokens, width)}",
+              words["split_layout.by_token"])
         if row == 0:
-            middle = x_right + 70
-            m_right = _split_block(ax, cells, middle, top, d_h, gap=10)
-            ax.text((middle + m_right) / 2, top + band + 4, f"[T, h, d_h] = {_shape(tokens, heads, d_h)}",
-                    ha="center", va="top", fontsize=SMALL)
-            arrow(x_right, middle, top, "reshape")
-            last = m_right + 70
-            arrow(m_right, last, top, "transpose")
+            middle = x_right + SPLIT_ARROW
+            for token in range(tokens):                        # one row per token, cut into h groups
+                y = top + token * (SPLIT_ROW + SPLIT_ROW_GAP)
+                m_right = _split_block(ax, cells[token:token + 1], middle, y, d_h, gap=SPLIT_GROUP_GAP)
+                ax.add_patch(Rectangle((middle - 3, y - 3), m_right - middle + 6, SPLIT_ROW + 6,
+                                       fill=False, edgecolor="black", linewidth=1.0))
+            label((middle + m_right) / 2, top + middle_band + 4, f"[T, h, d_h] = {_shape(tokens, heads, d_h)}",
+                  words["split_layout.token_groups"])
+            arrow(x_right, middle - 3, top + middle_band / 2, "reshape")
+            last = m_right + SPLIT_ARROW
+            arrow(m_right + 3, last, top + middle_band / 2, "transpose")
             blocks = right_way
         else:
-            last = x_right + 70 + (width * SPLIT_CELL + 10 * (heads - 1)) + 70
-            arrow(x_right, last, top, "reshape")
+            last = x_right + 2 * SPLIT_ARROW + width * SPLIT_CELL + SPLIT_GROUP_GAP * (heads - 1)
+            arrow(x_right, last, x_top + band / 2, "reshape")
             blocks = wrong_way
-        end = heads_side_by_side(blocks, last, top)
-        ax.text((last + end) / 2, top + band + 18, f"[h, T, d_h] = {_shape(heads, tokens, d_h)}",
-                ha="center", va="top", fontsize=SMALL)
+        end = heads_side_by_side(blocks, last, x_top)
+        label((last + end) / 2, x_top + band + 4, f"[h, T, d_h] = {_shape(heads, tokens, d_h)}",
+              words["split_layout.by_head"])
     return fig
 
 
@@ -705,6 +724,62 @@ def output_pairs(panels: Sequence[tuple[str, np.ndarray, np.ndarray]]) -> Figure
     axes[0, 0].set_ylim(-reach, reach)
     handles, labels = axes[0, 0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="outside lower center", ncols=2, frameon=False)
+    return fig
+
+
+def _pairs(values: object, name: str) -> np.ndarray:
+    """Finite points ``[N, 2]`` with ``N >= 2``, or the lab's error naming ``name``."""
+    array = np.asarray(values) if isinstance(values, (np.ndarray, list, tuple)) else None
+    if array is None or array.dtype.kind not in "fiu" or array.ndim != 2 or array.shape[1] != 2 or len(array) < 2:
+        got = list(array.shape) if array is not None else type(values).__name__
+        raise LearnedHeadsError(f"one_head_line {name} must be real points [N, 2] with N >= 2, got {got}")
+    if not np.all(np.isfinite(array)):
+        bad = array.size - np.count_nonzero(np.isfinite(array))
+        raise LearnedHeadsError(f"one_head_line {name} must be finite, got {bad} NaN or infinite of {array.size}")
+    return array.astype(np.float64)
+
+
+@styled
+def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]]) -> Figure:
+    """The plane of output columns 0 and 4: the targets ``(z_{m-1}, z_0)`` of rows as hollow
+    circles, and for each one-head layer ``(label, outputs [N, 2])`` its outputs ``(y_0, y_4)``
+    as filled markers on the straight line through them, drawn across the panel (one marker and
+    line style per layer). The outputs must lie on one line (they do for any one-head layer on
+    the chapter's task): a layer whose points do not is refused rather than drawn wrongly."""
+    words = texts("ch30_figures")
+    targets = _pairs(targets, "targets")
+    if not layers:
+        raise LearnedHeadsError("one_head_line needs at least one layer, got none")
+    drawn = []
+    for index, (label, outputs) in enumerate(layers):
+        outputs = _pairs(outputs, f"outputs of layer {index}")
+        centred = outputs - outputs.mean(axis=0)
+        singular = np.linalg.svd(centred, compute_uv=False)
+        if not singular[0] > 0 or singular[1] > 1e-9 * singular[0]:
+            raise LearnedHeadsError(f"one_head_line outputs of layer {index} must spread along one line, "
+                                    f"got singular values {singular[0]:.3g} and {singular[1]:.3g}")
+        drawn.append((label, outputs))
+    reach = 1.08 * max(np.abs(targets).max(), *(np.abs(o).max() for _, o in drawn))
+    fig = new_figure(width=4.6, height=4.7)
+    ax = fig.add_subplot()
+    ax.scatter(targets[:, 0], targets[:, 1], marker="o", s=16, facecolors="none", edgecolors="0.55",
+               linewidths=0.7, label=words["one_head_line.targets"], zorder=1)
+    handles = [ax.collections[0]]
+    for (label, outputs), style, marker in zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False):
+        centre = outputs.mean(axis=0)
+        direction = np.linalg.svd(outputs - centre)[2][0]
+        ends = centre + np.outer([-4 * reach, 4 * reach], direction)      # well past the panel's edges
+        ax.plot(ends[:, 0], ends[:, 1], style, color="black", linewidth=1.2, zorder=2)
+        ax.scatter(outputs[:, 0], outputs[:, 1], marker=marker, s=22, facecolors="white", edgecolors="black",
+                   linewidths=0.9, zorder=3)
+        handles.append(Line2D([], [], linestyle=style, marker=marker, color="black", markerfacecolor="white",
+                              label=words["one_head_line.outputs"].format(layer=label)))
+    ax.set_xlim(-reach, reach)
+    ax.set_ylim(-reach, reach)
+    ax.set_aspect("equal")
+    ax.set_xlabel(words["one_head_line.x"])
+    ax.set_ylabel(words["one_head_line.y"])
+    fig.legend(handles=handles, loc="outside lower center", frameon=False)
     return fig
 
 
