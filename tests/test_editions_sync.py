@@ -1,0 +1,193 @@
+"""The two editions cannot drift apart: every page written in ``book/sources/`` is one source for the
+Russian notebook (``book/<page>.ipynb``) and the English one (``book/en/<page>.ipynb``), and
+``tools/editions.py check`` names every cell where they differ in what they must share."""
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+
+import editions  # noqa: E402
+
+PAGES = editions.pages()
+
+
+@pytest.fixture
+def book(tmp_path: Path) -> Path:
+    """A copy of the book's sources and both editions' notebooks of every page with a source."""
+    copy = tmp_path / "book"
+    shutil.copytree(editions.SOURCES, copy / "sources")
+    for page in PAGES:
+        for edition in editions.EDITIONS:
+            target = editions.notebook_path(page, edition, copy)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(editions.notebook_path(page, edition), target)
+    return copy
+
+
+def found(book: Path) -> list[str]:
+    return editions.check(book, book / "sources")
+
+
+def edit_source(book: Path, page: str, change) -> None:
+    source = editions.load(page, book / "sources")
+    change(source)
+    editions.dump(page, source, book / "sources")
+
+
+def cell(source: dict, cell_id: str) -> dict:
+    return next(c for c in source["cells"] if c["id"] == cell_id)
+
+
+# --- on main -------------------------------------------------------------------------------------
+
+def test_some_pages_have_a_source_and_both_editions():
+    assert "ch31-checks" in PAGES
+    for page in PAGES:
+        for edition in editions.EDITIONS:
+            assert editions.notebook_path(page, edition).exists(), (page, edition)
+
+
+def test_the_editions_are_in_step():
+    assert editions.check() == []
+
+
+def test_the_command_line_says_so():
+    result = subprocess.run([sys.executable, str(REPO / "tools" / "editions.py"), "check"],
+                            capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stdout) == (0, f"editions in step: {len(PAGES)} pages\n")
+
+
+def test_each_edition_sets_its_own_edition_before_the_package_is_imported():
+    for page in PAGES:
+        for edition in editions.EDITIONS:
+            notebook = nbformat.read(editions.notebook_path(page, edition), as_version=4)
+            code = [c.source for c in notebook.cells if c.cell_type == "code"]
+            setting = f'os.environ["LLM_FROM_SCRATCH_EDITION"] = "{edition}"'
+            first = next(i for i, text in enumerate(code) if "llm_from_scratch import" in text
+                         or "from llm_from_scratch" in text)
+            assert any(setting in text for text in code[:first + 1]), (page, edition)
+
+
+# --- drift is named ------------------------------------------------------------------------------
+
+def test_a_cell_one_edition_gains_is_named(book):
+    path = editions.notebook_path("ch31-checks", "en", book)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells.insert(3, nbformat.v4.new_markdown_cell("An extra paragraph.", id="extra-cell"))
+    nbformat.write(notebook, path)
+    assert found(book) == ["ch31-checks: the en notebook's cells are not the source's; "
+                           "not in the source: extra-cell"]
+
+
+def test_a_cell_one_edition_loses_is_named(book):
+    path = editions.notebook_path("ch31-checks", "ru", book)
+    notebook = nbformat.read(path, as_version=4)
+    del notebook.cells[5]
+    nbformat.write(notebook, path)
+    assert found(book) == ["ch31-checks: the ru notebook's cells are not the source's; "
+                           "not in the notebook: c31e34e9"]
+
+
+def test_a_notebook_edited_by_hand_is_named(book):
+    path = editions.notebook_path("ch31-checks", "en", book)
+    notebook = nbformat.read(path, as_version=4)
+    notebook.cells[3].source += " One more sentence."
+    nbformat.write(notebook, path)
+    assert found(book) == ["ch31-checks: cell 3 (b3de249e) of the en notebook differs from the source in "
+                           "its text: edit the source, then write the page"]
+
+
+def test_prose_changed_in_one_edition_only_is_named(book):
+    def russian_only(source):
+        cell(source, "3bd87e5e")["ru"] += " Ещё одно предложение."
+    edit_source(book, "ch31-checks", russian_only)
+    editions.write("ch31-checks", book, book / "sources")
+    assert found(book) == ["ch31-checks: cell 14 (3bd87e5e): the ru text changed and the en text did not; "
+                           "bring the en edition along, then stamp the cell"]
+
+
+def test_a_printed_word_changed_in_one_edition_is_named_by_the_stamp_not_as_another_program(book):
+    def english_only(source):
+        code = cell(source, "b07a65e6")
+        code["en"] = code["en"].replace('"one seed, the same weights:"', '"same seed, same weights:"')
+        code["en"] = code["en"].replace("print(", "print(  # a comment\n    ", 1)
+    edit_source(book, "ch31-checks", english_only)
+    editions.write("ch31-checks", book, book / "sources")
+    assert found(book) == ["ch31-checks: cell 15 (b07a65e6): the en text changed and the ru text did not; "
+                           "bring the ru edition along, then stamp the cell"]
+
+
+@pytest.mark.parametrize(("before", "after", "token"), [
+    ("delta=1e-6", "delta=1e-5", "('NUMBER', '1e-5')"),
+    ('RmsNorm.new("g", 5)', 'RmsNorm.new("h", 5)', "('STRING', (), 'h')"),
+    ("{report.total - n_input}", "{report.total + n_input}", "op=Add()"),
+    ('= "en"', '= "ru"', "('STRING', (), 'ru')"),
+])
+def test_a_code_cell_whose_program_changes_in_one_edition_is_named(book, before, after, token):
+    def english_program(source):
+        for code in source["cells"]:
+            if code["type"] == "code" and before in code["en"]:
+                code["en"] = code["en"].replace(before, after)
+                code["synced"] = editions.stamp_of(code)        # even a fresh stamp does not hide it
+                return
+        raise AssertionError(before)
+    edit_source(book, "ch31-checks", english_program)
+    editions.write("ch31-checks", book, book / "sources")
+    problems = found(book)
+    assert len(problems) == 1 and "the editions run different programs" in problems[0], problems
+    assert token in problems[0].split(", en ")[1], problems
+
+
+def test_markdown_whose_labels_or_references_differ_is_named(book):
+    def english_structure(source):
+        title = cell(source, "ch31-checks-title")
+        title["en"] = title["en"].replace("{doc}`ch31-decoder-block`", "the main page")
+        title["synced"] = editions.stamp_of(title)
+    edit_source(book, "ch31-checks", english_structure)
+    editions.write("ch31-checks", book, book / "sources")
+    assert found(book) == ["ch31-checks: cell 0 (ch31-checks-title): references differ: "
+                           "ru [('doc', 'ch31-decoder-block')], en []"]
+
+
+def test_an_english_notebook_without_a_source_is_named(book):
+    shutil.copy(editions.notebook_path("ch31-checks", "en", book), book / "en" / "stray.ipynb")
+    assert found(book) == ["stray: an English notebook without a source"]
+
+
+# --- what counts as the same program ------------------------------------------------------------
+
+def same(ru: str, en: str) -> bool:
+    return editions.program_difference(ru, en) is None
+
+
+def test_comments_words_in_strings_and_line_breaks_are_set_aside():
+    assert same('x = f(a,  # это a\n      b)\nprint("веса:", x)', 'x = f(a, b)  # a and b\nprint("weights:", x)')
+    assert same('print("одна строка, "\n      "вторая")', 'print("one line")')
+    assert same('%config X.y = ["retina"]  # вдвое', '%config X.y = ["retina"]  # twice')
+
+
+def test_f_string_expressions_and_program_strings_are_compared():
+    assert same('print(f"веса {w:.3f}")', 'print(f"weights {w:.3f}")')
+    assert not same('print(f"веса {w:.3f}")', 'print(f"weights {w:.4f}")')
+    assert not same('print(f"веса {w}")', 'print(f"weights {v}")')
+    assert not same('run(variant="pre")', 'run(variant="post")')
+    assert same('label = "слово"', 'label = "word"')
+    assert not same('%config X.y = ["retina"]', '%config X.y = ["png"]')
+    assert not same("x = 1", "x = 2")
+
+
+def test_the_source_file_reads_as_text_side_by_side():
+    text = editions.source_path("ch31-checks").read_text(encoding="utf-8")
+    source = yaml.safe_load(text)
+    first = source["cells"][0]
+    assert (first["ru"].splitlines()[0], first["en"].splitlines()[0]) == ("# Проверки главы 31",
+                                                                          "# Chapter 31: checks")
+    assert "  ru: |-\n    # Проверки главы 31\n" in text
