@@ -47,7 +47,7 @@ TEXT = {
     "top_gradient.quantity": "gradient norm\nof the top block",
     "top_gradient.depth": "stack depth L",
     "gradient_paths.to_input": "gradient to the input",
-    "gradient_paths.identity_only": "a path of identities only: the gradient reaches the input intact",
+    "gradient_paths.identity_only": "a path of identities only: the gradient from the top reaches the input intact",
     "training_curves.step": "step (iteration)",
     "training_curves.loss": "loss (mean over\n{window} steps)",
     "training_curves.rate": "learning\nrate η",
