@@ -19,7 +19,7 @@ TEXT = {
     "fill_code": "replace the placeholder return ... in {name} with your code.",
     "format_hint": "The exercise gives the answer's format.",
     "usage": "call it as {call}(answer): one argument, your answer (the exercise gives the format).",
-    "patched": "this kernel has replaced {names}, so the check compares against the modified package. Restore the original or restart the kernel (Kernel → Restart).",
+    "patched": "replaced in this kernel: {names}, so the check compares against the modified package. Restore the originals or restart the kernel (Kernel → Restart).",
     "wrong_value": "{value} is not right.",
     "not_mapping": "expected a dictionary, got {value}.",
     "duplicate_key": "this key is given more than once, in different spellings.",
