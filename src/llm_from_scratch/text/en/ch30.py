@@ -40,7 +40,7 @@ TEXT = {
     "4.1": "a head's scores come from its own queries and keys, so each head has its own table of weights too.",
     "4.3": "a head's query is compared only with that head's keys: softmax runs over its five keys, and there is no [5, 10] table.",
     "4.4": "every head sees all the keys the mask leaves open; heads do not split the positions among themselves.",
-    "5.hint": "Writing the row as y = u · W_O, where u is the Concat row, output j collects column j: y_j = Σ_r u_r · (W_O)_{{r,j}}. Row r of the matrix tells where coordinate u_r goes.",
+    "5.hint": "With the row written as y = u · W_O, where u is the Concat row, output j collects column j: y_j = Σ_r u_r · (W_O)_{{r,j}}. Row r of the matrix tells where coordinate u_r goes.",
     "5.heads_y6.hint": "With d_model = 8 and h = 4, head i owns coordinates 2i and 2i + 1 of the row u. Output y_6 collects column 6: in which rows of that column are the ones?",
     "5.lookalikes": "авсд",  # the letters of the Russian layout that read as a, b, c, d (a reader may type them)
     "5.form_type": 'expected a string such as "a + b", got {value}.',

@@ -16,7 +16,7 @@ TEXT = {
     "two_jobs.first": "head 1:\nfirst token",
     "two_jobs.one_head": "one head,\nfull width",
     "head_split.reads_all": "projection column 0 reads every feature of X's row",
-    "split_layout.right": "split_heads: reshape, then transpose — each head gets its features of every token",
+    "split_layout.right": "split_heads: reshape, then transpose — each head gets its own features of every token",
     "split_layout.wrong": "wrong: one reshape straight to [h, T, d_h] — head 0 gets a and half of b",
     "split_layout.by_token": "row = token",
     "split_layout.by_head": "block = head",
