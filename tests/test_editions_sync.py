@@ -2,6 +2,7 @@
 Russian notebook (``book/<page>.ipynb``) and the English one (``book/en/<page>.ipynb``), and
 ``tools/editions.py check`` names every cell where they differ in what they must share."""
 
+import re
 import shutil
 import subprocess
 import sys
@@ -191,3 +192,31 @@ def test_the_source_file_reads_as_text_side_by_side():
     assert (first["ru"].splitlines()[0], first["en"].splitlines()[0]) == ("# Проверки главы 31",
                                                                           "# Chapter 31: checks")
     assert "  ru: |-\n    # Проверки главы 31\n" in text
+
+
+# --- the same numbers in both editions ---------------------------------------------------------
+
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def printed_numbers(cell: nbformat.NotebookNode) -> list[str]:
+    """Every number a code cell's stored text outputs show (streams, tables, errors), in order."""
+    texts = []
+    for output in cell.get("outputs", []):
+        if output.output_type == "stream":
+            texts.append(output.text)
+        elif output.output_type == "error":
+            texts.append(f"{output.ename}: {output.evalue}")
+        else:
+            data = output.get("data", {})
+            texts.append(data.get("text/markdown") or data.get("text/plain") or "")
+    return NUMBER.findall("\n".join(texts))
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_number_printed_is_the_same_in_both_editions(page):
+    ru, en = (nbformat.read(editions.notebook_path(page, edition), as_version=4) for edition in editions.EDITIONS)
+    for ours, theirs in zip(ru.cells, en.cells, strict=True):
+        if ours.cell_type == "code":
+            assert printed_numbers(ours) == printed_numbers(theirs), ours.id
+            assert bool(ours.outputs) == bool(theirs.outputs), ours.id
