@@ -1,4 +1,4 @@
-"""Static rules of every chapter notebook in book/ (README.md, «Rules for the notebooks»).
+"""Static rules of every chapter notebook in book/ and book/en/ (README.md, «Rules for the notebooks»).
 
 * Widths: every line of code, of a code block in markdown and of a stored
   text output (stream, ``text/plain``, an error's traceback) is at most 76
@@ -34,21 +34,24 @@ from notebook_rules import (
 )
 
 CORE = sorted((Path(__file__).resolve().parents[1] / "src" / "llm_from_scratch").glob("*.py"))
+# Both editions' notebooks: the English ones (book/en/, written from book/sources/) keep the same rules.
+EDITIONS = CHAPTERS + sorted((Path(__file__).resolve().parents[1] / "book" / "en").glob("ch[0-9]*.ipynb"))
 
 by_name = {"ids": lambda path: path.stem}
+by_edition = {"ids": lambda path: f"{path.parent.name}/{path.stem}" if path.parent.name == "en" else path.stem}
 
 
 def test_there_are_chapters():
     assert len(CHAPTERS) >= 2, f"chapter notebooks book/ch*.ipynb: {CHAPTERS}"
 
 
-@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+@pytest.mark.parametrize("path", EDITIONS, **by_edition)
 def test_lines_fit_a_code_block(path):
     problems = width_problems(load(path))
     assert not problems, f"{len(problems)} lines wider than 76 characters:\n" + "\n".join(problems[:30])
 
 
-@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+@pytest.mark.parametrize("path", EDITIONS, **by_edition)
 def test_the_listings_fit_a_code_block_as_the_code_is_now(path):
     problems = listing_problems(load(path))
     assert not problems, f"{len(problems)} lines wider than 76 characters:\n" + "\n".join(problems[:30])
@@ -61,14 +64,14 @@ def test_the_core_fits_a_code_block(path):
     assert not wide, "\n".join(wide)
 
 
-@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+@pytest.mark.parametrize("path", EDITIONS, **by_edition)
 def test_setup_imports_the_chapter_under_its_fixed_names(path):
     chapter = chapter_number(path)
     problems = alias_problems(load(path), chapter, exercise_alias(chapter))
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+@pytest.mark.parametrize("path", EDITIONS, **by_edition)
 def test_cells_do_not_record_when_they_ran(path):
     timed = [index for index, cell in enumerate(load(path)["cells"]) if "execution" in cell.get("metadata", {})]
     assert not timed, (f"cells {timed} carry run times: re-run with "
