@@ -45,6 +45,9 @@ def checks_of(path) -> list[str]:
 
 
 by_name = {"ids": lambda path: path.stem}
+# The English edition's notebooks (book/en/) keep the section and run-twice rules too.
+EDITIONS = CHAPTERS + sorted((CHAPTERS[0].parent / "en").glob("ch[0-9]*.ipynb"))
+by_edition = {"ids": lambda path: f"en/{path.stem}" if path.parent.name == "en" else path.stem}
 
 
 @pytest.mark.parametrize("path", CHAPTERS, **by_name)
@@ -53,7 +56,7 @@ def test_first_cell_says_how_to_install_the_package(path, tmp_path):
     assert not problems, "\n".join(problems)
 
 
-@pytest.mark.parametrize("path", CHAPTERS, **by_name)
+@pytest.mark.parametrize("path", EDITIONS, **by_edition)
 def test_sections_run_alone_and_cells_show_the_same_when_run_twice(path):
     habits = habit_problems(load(path), cwd=path.parent)
     problems = habits.sections + [f"run twice: {p}" for p in habits.run_twice]
