@@ -390,6 +390,7 @@ def test_top_gradient_draws_one_point_per_depth(figures):
             (line,) = [line for line in ax.get_lines() if line.get_label() == depth_lab.LABELS[variant]]
             np.testing.assert_array_equal(line.get_xydata(), np.column_stack([[1, 2, 3], values]))
     plain, scaled = fig.axes
+    assert [tick.get_text() for tick in plain.get_xticklabels()] == ["1", "2", "3"]   # a few depths: each ticked
     assert not [line for line in plain.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
     (reference,) = [line for line in scaled.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
     np.testing.assert_allclose(reference.get_ydata(), 0.5 / np.sqrt([1, 2, 3]))

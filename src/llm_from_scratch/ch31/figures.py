@@ -507,6 +507,9 @@ def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[s
 REFERENCE_LABEL = "∝ 1/√L"
 
 
+FEW_DEPTHS = 6      # up to this many depths, top_gradient ticks each one
+
+
 @styled
 def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.ndarray]],
                  labels: Mapping[str, str], *, reference: Mapping[str, float] | None = None,
@@ -526,6 +529,8 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
             ax.plot(depths, reference[title] / np.sqrt(depths), color="0.45", linestyle=(0, (4, 3)),
                     linewidth=1.0, label=REFERENCE_LABEL)
         _log_axis(ax)
+        if len(depths) <= FEW_DEPTHS:      # a few stacks: a tick at each, none between
+            ax.set_xticks(depths, [str(int(depth)) for depth in depths])
         ax.set_title(title)
         ax.set_xlabel(words["top_gradient.depth"])
         ax.grid(True, color="0.9", linewidth=0.6)
