@@ -156,6 +156,17 @@ def test_jacobian_spread_draws_the_rows_of_score_spread():
     assert np.array_equal(again.raw, spread.raw)                   # deterministic
 
 
+def test_the_divisor_gains_much_less_gradient_to_q_dot_k_than_to_the_softmax_input():
+    """The page's column «по q·k»: with the divisor, s = q . k / sqrt(d_h), so the gradient
+    reaching q . k (and W_Q, W_K) carries an extra 1 / sqrt(d_h). The gain over no divisor is
+    then 13.2 at d_h = 256 (not 211), and below 1 at d_h = 64 and 4."""
+    spread = lesson30.jacobian_spread()                      # as the page
+    per_q_dot_k = spread.scaled / spread.raw / np.sqrt(spread.widths)
+    medians = [float(f"{m:.3g}") for m in np.median(per_q_dot_k, axis=0)]
+    assert list(spread.widths) == [4, 64, 256]
+    assert medians == [0.486, 0.739, 13.2]
+
+
 # -- RoPE -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("width", "base"), [(2, 100.0), (4, 100.0), (8, 10_000.0)])

@@ -76,7 +76,7 @@ TEXT = {
     "7.why.ok": "correct: what gets cut into heads is the output of the projections.",
     "7.why.2": "the projections do not cut X into pieces: a column of a head's matrix combines every input feature.",
     "7.why.3": "RoPE is the same in every head and rotates pairs inside a head; it spreads nothing across the width.",
-    "7.why.4": "the attention layer has no residual addition; that arrives with the decoder block in chapter 31.",
+    "7.why.4": "the layer adds no position vectors to its input: positions come from RoPE, which rotates queries and keys after the projection.",
     "8.hint": "Write out the shapes: each of the h heads has three [d_model, d_h] matrices, plus one W_O [d_model, d_model]; there are no biases.",
     "8.ok": "correct: 8 · 3 · 128 · 16 + 128² = 4 · 128², the same as four packed matrices.",
     "8.wrong": "{value}: the count does not add up.",
