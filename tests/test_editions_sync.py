@@ -160,7 +160,7 @@ def test_markdown_whose_labels_or_references_differ_is_named(book):
 
 def test_an_english_notebook_without_a_source_is_named(book):
     shutil.copy(editions.notebook_path("ch31-checks", "en", book), book / "en" / "stray.ipynb")
-    assert found(book) == ["stray: an English notebook without a source"]
+    assert found(book) == ["stray: an English page without a source"]
 
 
 # --- what counts as the same program ------------------------------------------------------------

@@ -1,5 +1,6 @@
 """One source per page, two editions: ``book/sources/<page>.yml`` writes ``book/<page>.ipynb`` (Russian,
-the first edition) and ``book/en/<page>.ipynb`` (English).
+the first edition) and ``book/en/<page>.ipynb`` (English); a markdown page (``format: md``, its cells
+its ``## `` sections) writes ``book/<page>.md`` and ``book/en/<page>.md``.
 
 A source lists the page's cells in order. Each cell has an ``id``, a ``type`` (markdown or code), the
 cell ``metadata`` both editions share (tags), its text in each edition (``ru``, ``en``) and a ``synced``
@@ -54,8 +55,21 @@ def source_path(page: str, sources: Path = SOURCES) -> Path:
     return sources / f"{page}.yml"
 
 
-def notebook_path(page: str, edition: str, book: Path = BOOK) -> Path:
-    return (book if edition == "ru" else book / edition) / f"{page}.ipynb"
+def notebook_path(page: str, edition: str, book: Path = BOOK, suffix: str = ".ipynb") -> Path:
+    """Where an edition's file of a page lives: a notebook, or with ``suffix=".md"`` a markdown page."""
+    return (book if edition == "ru" else book / edition) / f"{page}{suffix}"
+
+
+def page_path(page: str, source: dict, edition: str, book: Path = BOOK) -> Path:
+    return notebook_path(page, edition, book, ".md" if source.get("format") == "md" else ".ipynb")
+
+
+MD_SECTION = re.compile(r"^(?=## )", re.M)      # a markdown page's cells: its ``## `` sections
+
+
+def md_text(source: dict, edition: str) -> str:
+    """A markdown page as ``write`` makes it: its cells joined by one blank line."""
+    return "\n\n".join(cell[edition] or "" for cell in source["cells"]) + "\n"
 
 
 def pages(sources: Path = SOURCES) -> list[str]:
@@ -115,7 +129,16 @@ def stamp_of(cell: dict) -> str:
 # -- commands ----------------------------------------------------------------------------------
 
 def import_page(page: str, book: Path = BOOK, sources: Path = SOURCES) -> dict:
-    """The Russian notebook's cells as a new source; the English texts are left empty to be written."""
+    """The Russian notebook's cells (a markdown page's ``## `` sections) as a new source; the English
+    texts are left empty to be written."""
+    markdown = notebook_path(page, "ru", book, ".md")
+    if markdown.exists():
+        parts = [part.strip("\n") for part in MD_SECTION.split(markdown.read_text(encoding="utf-8"))]
+        cells = [{"id": f"{page}-{number}", "type": "markdown", "metadata": {}, "ru": part, "en": None,
+                  "synced": None} for number, part in enumerate(parts) if part]
+        source = {"page": page, "format": "md", "cells": cells}
+        dump(page, source, sources)
+        return source
     notebook = nbformat.read(notebook_path(page, "ru", book), as_version=4)
     cells = [{"id": cell.id, "type": cell.cell_type, "metadata": _plain(cell.metadata),
               "ru": cell.source, "en": None, "synced": None} for cell in notebook.cells]
@@ -152,7 +175,12 @@ def write(page: str, book: Path = BOOK, sources: Path = SOURCES) -> list[Path]:
     source = load(page, sources)
     written = []
     for edition in EDITIONS:
-        path = notebook_path(page, edition, book)
+        path = page_path(page, source, edition, book)
+        if source.get("format") == "md":
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(md_text(source, edition), encoding="utf-8")
+            written.append(path)
+            continue
         old = nbformat.read(path, as_version=4) if path.exists() else None
         notebook = built(source, edition, old)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -357,10 +385,15 @@ def check_notebooks(page: str, source: dict, book: Path = BOOK) -> list[str]:
     types, metadata and texts, in the same order."""
     found = []
     for edition in EDITIONS:
-        path = notebook_path(page, edition, book)
+        path = page_path(page, source, edition, book)
         if not path.exists():
-            found.append(f"{page}: no {edition} notebook {path.relative_to(book.parent)}; run "
+            found.append(f"{page}: no {edition} page {path.relative_to(book.parent)}; run "
                          f"`python tools/editions.py write {page}`")
+            continue
+        if source.get("format") == "md":
+            if path.read_text(encoding="utf-8") != md_text(source, edition):
+                found.append(f"{page}: the {edition} page {path.name} differs from the source: edit the "
+                             "source, then write the page")
             continue
         notebook = nbformat.read(path, as_version=4)
         ours = [(c["id"], c["type"], c.get("metadata") or {}, c[edition] or "") for c in source["cells"]]
@@ -387,8 +420,8 @@ def check(book: Path = BOOK, sources: Path = SOURCES) -> list[str]:
         source = load(page, sources)
         found += check_source(page, source)
         found += check_notebooks(page, source, book)
-    english = {path.stem for path in (book / "en").glob("*.ipynb")} if (book / "en").exists() else set()
-    found += [f"{page}: an English notebook without a source" for page in sorted(english - set(pages(sources)))]
+    english = {path.stem for suffix in ("*.ipynb", "*.md") for path in (book / "en").glob(suffix)}
+    found += [f"{page}: an English page without a source" for page in sorted(english - set(pages(sources)))]
     return found
 
 
