@@ -18,6 +18,8 @@ sys.path.insert(0, str(REPO / "tools"))
 import editions  # noqa: E402
 
 PAGES = editions.pages()
+SOURCES = {page: editions.load(page) for page in PAGES}
+NOTEBOOK_PAGES = [page for page in PAGES if SOURCES[page].get("format") != "md"]
 
 
 @pytest.fixture
@@ -27,9 +29,9 @@ def book(tmp_path: Path) -> Path:
     shutil.copytree(editions.SOURCES, copy / "sources")
     for page in PAGES:
         for edition in editions.EDITIONS:
-            target = editions.notebook_path(page, edition, copy)
+            target = editions.page_path(page, SOURCES[page], edition, copy)
             target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(editions.notebook_path(page, edition), target)
+            shutil.copy(editions.page_path(page, SOURCES[page], edition), target)
     return copy
 
 
@@ -50,10 +52,11 @@ def cell(source: dict, cell_id: str) -> dict:
 # --- on main -------------------------------------------------------------------------------------
 
 def test_some_pages_have_a_source_and_both_editions():
-    assert "ch31-checks" in PAGES
+    assert {"ch30-checks", "ch31-checks", "intro", "glossary"} <= set(PAGES)
+    assert {"intro", "glossary"}.isdisjoint(NOTEBOOK_PAGES)
     for page in PAGES:
         for edition in editions.EDITIONS:
-            assert editions.notebook_path(page, edition).exists(), (page, edition)
+            assert editions.page_path(page, SOURCES[page], edition).exists(), (page, edition)
 
 
 def test_the_editions_are_in_step():
@@ -67,7 +70,7 @@ def test_the_command_line_says_so():
 
 
 def test_each_edition_sets_its_own_edition_before_the_package_is_imported():
-    for page in PAGES:
+    for page in NOTEBOOK_PAGES:
         for edition in editions.EDITIONS:
             notebook = nbformat.read(editions.notebook_path(page, edition), as_version=4)
             code = [c.source for c in notebook.cells if c.cell_type == "code"]
@@ -163,6 +166,27 @@ def test_an_english_notebook_without_a_source_is_named(book):
     assert found(book) == ["stray: an English page without a source"]
 
 
+def test_a_markdown_page_edited_by_hand_or_drifting_is_named(book):
+    english = book / "en" / "glossary.md"
+    english.write_text(english.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    assert found(book) == ["glossary: the en page glossary.md differs from the source: edit the source, "
+                           "then write the page"]
+
+    def russian_only(source):
+        cell(source, "glossary-1")["ru"] += "\n| новый термин | — | — |"
+    edit_source(book, "glossary", russian_only)
+    editions.write("glossary", book, book / "sources")
+    assert found(book) == ["glossary: cell 1 (glossary-1): the ru text changed and the en text did not; "
+                           "bring the en edition along, then stamp the cell"]
+
+
+def test_a_markdown_page_is_its_sections_joined():
+    source = SOURCES["glossary"]
+    assert [c["ru"].splitlines()[0] for c in source["cells"]] == [
+        "# Словарь терминов", "## Глава 30: многоголовое внимание", "## Глава 31: блок декодера"]
+    assert (editions.BOOK / "glossary.md").read_text(encoding="utf-8") == editions.md_text(source, "ru")
+
+
 # --- what counts as the same program ------------------------------------------------------------
 
 def same(ru: str, en: str) -> bool:
@@ -213,7 +237,7 @@ def printed_numbers(cell: nbformat.NotebookNode) -> list[str]:
     return NUMBER.findall("\n".join(texts))
 
 
-@pytest.mark.parametrize("page", PAGES)
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
 def test_every_number_printed_is_the_same_in_both_editions(page):
     ru, en = (nbformat.read(editions.notebook_path(page, edition), as_version=4) for edition in editions.EDITIONS)
     for ours, theirs in zip(ru.cells, en.cells, strict=True):
