@@ -394,3 +394,18 @@ def test_top_gradient_draws_one_point_per_depth(figures):
     assert not [line for line in plain.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
     (reference,) = [line for line in scaled.get_lines() if line.get_label() == plots31.REFERENCE_LABEL]
     np.testing.assert_allclose(reference.get_ydata(), 0.5 / np.sqrt([1, 2, 3]))
+
+
+def test_top_gradient_labels_a_tick_on_either_side_of_the_points():
+    """The output-shift figure's lowest point (0.11) sat below its lowest label (0.15): the axis
+    now reaches the labelled tick at or beyond the smallest and the largest value."""
+    shift = {"pre": [0.11, 0.17, 0.21], "post": [0.14, 0.27, 0.44]}
+    fig = plots31.top_gradient([1, 2, 4], {"η": shift}, depth_lab.LABELS)
+    (ax,) = fig.axes
+    fig.canvas.draw()
+    low, high = ax.get_ylim()
+    labelled = [tick for tick, text in zip(ax.get_yticks(), ax.get_yticklabels(), strict=True)
+                if text.get_text() and low <= tick <= high]
+    assert min(labelled) <= 0.11 and max(labelled) >= 0.44
+    assert [f"{tick:g}" for tick in labelled] == ["0.1", "0.2", "0.3", "0.4", "0.5"]
+    fig.clear()

@@ -19,7 +19,7 @@ from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
-from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
 from ..book import figure_style as style
 from ..book.figure_style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
@@ -398,10 +398,11 @@ def _variant_line(ax: Axes, xs: np.ndarray, ys: np.ndarray, variant: str, label:
             markevery=max(1, len(xs) // 8), color=colour, label=label, linewidth=1.8)
 
 
-def _log_axis(ax: Axes, values: Sequence[np.ndarray] = ()) -> None:
+def _log_axis(ax: Axes, values: Sequence[np.ndarray] = (), *, bracket: bool = False) -> None:
     """Log scale with plain tick labels (``0.3``, ``1``, ``1000``). Given the
     ``values`` drawn, ticks suit their span: every ``1…9`` times a power of ten
-    within a decade, ``1, 2, 5`` up to two decades, powers of ten beyond."""
+    within a decade, ``1, 2, 5`` up to two decades, powers of ten beyond. With ``bracket`` the
+    axis also reaches the labelled ticks on either side of the values."""
     ax.set_yscale("log")
     subs: tuple[float, ...] = (1.0, 2.0, 5.0)
     if len(values):
@@ -412,6 +413,14 @@ def _log_axis(ax: Axes, values: Sequence[np.ndarray] = ()) -> None:
     ax.yaxis.set_major_locator(LogLocator(base=10, subs=subs))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
     ax.yaxis.set_minor_formatter(NullFormatter())
+    if bracket and len(values) and drawn.size:
+        # The axis runs from the labelled tick at or below the smallest value to the one at or
+        # above the largest, so that every point sits between two labels.
+        ticks = np.array([sub * 10.0 ** power for power in range(-12, 13) for sub in subs])
+        low, high = ticks[ticks <= drawn.min()].max(), ticks[ticks >= drawn.max()].min()
+        # Fixed: within less than a decade or two LogLocator falls back to linear steps (0.15, 0.25).
+        ax.yaxis.set_major_locator(FixedLocator(ticks[(ticks >= low) & (ticks <= high)]))
+        ax.set_ylim(low / 1.05, high * 1.05)
 
 
 PAIR = ("pre", "post")      # the two schemes every depth figure compares
@@ -522,13 +531,15 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
     fig = new_figure(style.MAX_WIDTH, 3.3)
     axes = np.atleast_1d(fig.subplots(1, len(panels), sharey=True))
     depths = np.asarray(depths)
+    drawn = [np.asarray(values, dtype=float) for norms in panels.values() for values in norms.values()]
+    drawn += [value / np.sqrt(depths) for value in (reference or {}).values()]     # the panels share y
     for ax, (title, norms) in zip(axes, panels.items(), strict=True):
         for variant, values in norms.items():
             _variant_line(ax, depths, np.asarray(values, dtype=float), variant, labels[variant])
         if reference and title in reference:
             ax.plot(depths, reference[title] / np.sqrt(depths), color="0.45", linestyle=(0, (4, 3)),
                     linewidth=1.0, label=REFERENCE_LABEL)
-        _log_axis(ax)
+        _log_axis(ax, drawn, bracket=True)
         if len(depths) <= FEW_DEPTHS:      # a few stacks: a tick at each, none between
             ax.set_xticks(depths, [str(int(depth)) for depth in depths])
         ax.set_title(title)
