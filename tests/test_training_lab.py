@@ -225,6 +225,8 @@ def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
 
     before = model.top(probe).value
     top = probed.top
+    assert top.start_stream == pytest.approx(rms(model.stream(probe).value), rel=1e-12)
+    assert np.array_equal(model.final_norm.forward(model.stream(probe)).value, before)
     assert top.start_rms == pytest.approx(rms(before), rel=1e-12) == pytest.approx(1.0, abs=1e-4)
     assert top.start_varying == pytest.approx(rms(before - before.mean(axis=(0, 1))) / rms(before), rel=1e-12)
     for step in range(3):
@@ -233,6 +235,7 @@ def test_the_probe_reads_the_top_after_every_update_and_changes_no_update():
         assert top.moves[step] == pytest.approx(rms(after - before), rel=1e-12)
         assert top.relative_moves[step] == pytest.approx(rms(after - before) / rms(before), rel=1e-12)
         assert top.rms[step] == pytest.approx(rms(after), rel=1e-12)
+        assert top.stream[step] == pytest.approx(rms(model.stream(probe).value), rel=1e-12)
         varying = rms(after - after.mean(axis=(0, 1))) / rms(after)      # what differs from position to position
         assert top.varying[step] == pytest.approx(varying, rel=1e-12) and 0 < varying <= 1
         before = after
@@ -436,3 +439,26 @@ def test_the_main_page_quotes_what_one_adam_step_does_to_the_output():
     assert [f"{run.readings.varying[39]:.2f}" for run in runs.values()][:2] == ["0.94", "0.74"]
     plain = training_lab.train_stack(variant="post", lr=0.03)
     assert np.array_equal(plain.losses, runs[("post", 0)].losses)     # probing does not change the run
+
+
+def test_the_output_gap_opens_as_pre_stream_grows():
+    """The main page's «Выход» step, on ten seeds: in the first five updates Post's output moves
+    only 1.2-1.3 times as far as Pre's; meanwhile Pre's stream under the final norm grows from RMS
+    about 1.1 to 2.5-3.1 (4.6-6.5 by step 40) while Post's stays near 1, and over steps 6-40 the
+    gap is 2.0-2.9 times. Seed 31 is the page's: 0.41 / 0.51, 0.21 / 0.44, stream 1.11 -> 2.72 -> 5.02."""
+    tops = {(seed, v): training_lab.train_stack(variant=v, lr=0.03, steps=40, probe=True, seed=seed).top
+            for seed in range(31, 41) for v in ("pre", "post")}
+    pre, post = tops[31, "pre"], tops[31, "post"]
+    assert [f"{t.relative_moves[:5].mean():.2f}" for t in (pre, post)] == ["0.41", "0.51"]
+    assert [f"{t.relative_moves[5:40].mean():.2f}" for t in (pre, post)] == ["0.21", "0.44"]
+    assert [f"{value:.2f}" for value in (pre.start_stream, pre.stream[4], pre.stream[39])] == ["1.11", "2.72", "5.02"]
+    early = [tops[s, "post"].relative_moves[:5].mean() / tops[s, "pre"].relative_moves[:5].mean() for s in range(31, 41)]
+    late = [tops[s, "post"].relative_moves[5:40].mean() / tops[s, "pre"].relative_moves[5:40].mean()
+            for s in range(31, 41)]
+    assert 1.2 <= min(early) and max(early) <= 1.35                          # «в 1.2–1.3 раза»
+    assert 2.0 <= min(late) and max(late) <= 2.95                            # «в 2.0–2.9 раза»
+    streams = np.array([[tops[s, "pre"].stream[4], tops[s, "pre"].stream[39]] for s in range(31, 41)])
+    assert 2.4 <= streams[:, 0].min() and streams[:, 0].max() <= 3.1         # «2.5–3.1 после пяти шагов»
+    assert 4.5 <= streams[:, 1].min() and streams[:, 1].max() <= 6.5         # «4.6–6.5 к шагу 40»
+    assert all(tops[s, "post"].start_stream == pytest.approx(1.0, abs=1e-3) for s in range(31, 41))
+    assert max(tops[s, "post"].stream.max() for s in range(31, 41)) < 1.5      # «остаётся около 1»

@@ -32,7 +32,7 @@ import math
 import multiprocessing
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
@@ -170,15 +170,19 @@ class StackModel:
                               *(p for b in self.blocks
                                 for p in b.parameters())])
 
-    def top(self, tokens: np.ndarray) -> Tensor:
-        """``tokens [B, T]`` -> the normalised top of the stack ``[B, T, d]``."""
+    def stream(self, tokens: np.ndarray) -> Tensor:
+        """``tokens [B, T]`` -> the residual stream after the last block ``[B, T, d]``."""
         tokens = self._tokens(tokens)
         one_hot = np.eye(self.embedding.shape[0])[tokens]    # [B, T, V]
         x = Tensor(one_hot) @ self.embedding                  # [B, T, d]
         wire = depth_lab.STEPS[self.variant]
         for block in self.blocks:
             x = wire(depth_lab.parts_of(block), x)
-        return self.final_norm.forward(x)
+        return x
+
+    def top(self, tokens: np.ndarray) -> Tensor:
+        """``tokens [B, T]`` -> the normalised top of the stack ``[B, T, d]``."""
+        return self.final_norm.forward(self.stream(tokens))
 
     def __call__(self, tokens: np.ndarray) -> Tensor:
         """``tokens [B, T]`` -> logits ``[B, T, V]``."""
@@ -228,6 +232,8 @@ class TopReadings:
     moves: np.ndarray         # RMS(top_after - top_before): one step's move
     rms: np.ndarray           # RMS(top_after)
     varying: np.ndarray       # RMS(top - its mean over all positions) / RMS
+    start_stream: float = math.nan          # RMS of the stream under the final norm, before
+    stream: np.ndarray = field(default_factory=lambda: np.empty(0))   # ... and after each update
 
     @property
     def relative_moves(self) -> np.ndarray:
@@ -348,8 +354,12 @@ def _probed(model: StackModel, forward: Callable[[np.ndarray], Tensor], batches:
             optimizer: Adam, steps: int, probe: np.ndarray, then: Callable[[int], None]
             ) -> tuple[TrainingRun, TopReadings]:
     """``train``, reading the top after each update (before ``then(n)``)."""
+    streams: list[float] = []
+
     def read() -> np.ndarray:
-        return model.top(probe).value                       # [B, T, d]
+        stream = model.stream(probe)                        # [B, T, d]
+        streams.append(_rms(stream.value))
+        return model.final_norm.forward(stream).value       # the top, [B, T, d]
 
     rms, share = _rms, _varying
 
@@ -366,7 +376,9 @@ def _probed(model: StackModel, forward: Callable[[np.ndarray], Tensor], batches:
         then(n)
 
     run = train(forward, batches, optimizer, steps, after)
-    return run, TopReadings(*start, np.array(moves), np.array(sizes), np.array(varying))
+    done = len(moves)                     # an overflow in the read leaves one more stream
+    return run, TopReadings(*start, np.array(moves), np.array(sizes), np.array(varying),
+                            streams[0], np.array(streams[1:done + 1]))
 
 
 def top_movement(settings: Settings | None = None, **changes: object) -> np.ndarray:
