@@ -2,6 +2,7 @@
 Russian notebook (``book/<page>.ipynb``) and the English one (``book/en/<page>.ipynb``), and
 ``tools/editions.py check`` names every cell where they differ in what they must share."""
 
+import copy
 import re
 import shutil
 import subprocess
@@ -159,6 +160,57 @@ def test_markdown_whose_labels_or_references_differ_is_named(book):
     editions.write("ch31-checks", book, book / "sources")
     assert found(book) == ["ch31-checks: cell 0 (ch31-checks-title): references differ: "
                            "ru [('doc', 'ch31-decoder-block')], en []"]
+
+
+def test_a_caption_changed_in_one_edition_only_is_named_by_the_stamp(book):
+    def english_caption(source):
+        figure = cell(source, "ch31-a4f59865")["words"]["en"]["mystnb"]["figure"]
+        figure["caption"] += " One more sentence."
+    edit_source(book, "ch31-depth-lab", english_caption)
+    editions.write("ch31-depth-lab", book, book / "sources")
+    assert found(book) == ["ch31-depth-lab: cell 11 (ch31-a4f59865): the en text changed and the ru text did "
+                           "not; bring the ru edition along, then stamp the cell"]
+
+
+def test_metadata_words_one_edition_lacks_are_named(book):
+    def no_english_alt(source):
+        figure = cell(source, "ch31-a4f59865")
+        del figure["words"]["en"]["mystnb"]["image"]
+        figure["synced"] = editions.stamp_of(figure)
+    edit_source(book, "ch31-depth-lab", no_english_alt)
+    editions.write("ch31-depth-lab", book, book / "sources")
+    assert found(book) == ["ch31-depth-lab: cell 11 (ch31-a4f59865): the metadata's words differ: "
+                           "ru [('mystnb', 'figure', 'caption'), ('mystnb', 'image', 'alt')], "
+                           "en [('mystnb', 'figure', 'caption')]"]
+
+
+def test_each_edition_gets_its_own_captions_and_the_shared_metadata():
+    source = SOURCES["ch31-depth-lab"]
+    ru, en = (nbformat.read(editions.notebook_path("ch31-depth-lab", edition), as_version=4)
+              for edition in editions.EDITIONS)
+    figures = [c["id"] for c in source["cells"] if "figure" in (c.get("metadata") or {}).get("mystnb", {})]
+    assert len(figures) == 4
+    for ours, theirs in zip(ru.cells, en.cells, strict=True):
+        if ours.id in figures:
+            assert ours.metadata.mystnb.figure.name == theirs.metadata.mystnb.figure.name
+            assert re.search("[а-я]", ours.metadata.mystnb.figure.caption + ours.metadata.mystnb.image.alt)
+            assert not re.search("[а-яё]", (theirs.metadata.mystnb.figure.caption + theirs.metadata.mystnb.image.alt
+                                             ).lower())
+        if "hide-cell" in ours.metadata.get("tags", []):
+            assert (ours.metadata.mystnb.code_prompt_hide, theirs.metadata.mystnb.code_prompt_hide) == ("Скрыть",
+                                                                                                        "Hide")
+
+
+def test_import_moves_the_metadata_words_into_the_russian_edition():
+    metadata = {"tags": ["hide-cell"], "mystnb": {"code_prompt_show": "Показать", "figure": {
+        "caption": "Подпись.", "name": "fig-ch31-x"}, "image": {"alt": "Что на рисунке."}}}
+    shared = copy.deepcopy(metadata)
+    words = editions.split_words(shared)
+    assert shared == {"tags": ["hide-cell"], "mystnb": {"figure": {"name": "fig-ch31-x"}}}
+    assert words == {"mystnb": {"code_prompt_show": "Показать", "figure": {"caption": "Подпись."},
+                                "image": {"alt": "Что на рисунке."}}}
+    cell = {"metadata": shared, "words": {"ru": words, "en": None}}
+    assert editions.edition_metadata(cell, "ru") == metadata
 
 
 def test_an_english_notebook_without_a_source_is_named(book):
