@@ -115,7 +115,7 @@ def test_prose_changed_in_one_edition_only_is_named(book):
         cell(source, "3bd87e5e")["ru"] += " Ещё одно предложение."
     edit_source(book, "ch31-checks", russian_only)
     editions.write("ch31-checks", book, book / "sources")
-    assert found(book) == ["ch31-checks: cell 16 (3bd87e5e): the ru text changed and the en text did not; "
+    assert found(book) == ["ch31-checks: cell 19 (3bd87e5e): the ru text changed and the en text did not; "
                            "bring the en edition along, then stamp the cell"]
 
 
@@ -126,7 +126,7 @@ def test_a_printed_word_changed_in_one_edition_is_named_by_the_stamp_not_as_anot
         code["en"] = code["en"].replace("print(", "print(  # a comment\n    ", 1)
     edit_source(book, "ch31-checks", english_only)
     editions.write("ch31-checks", book, book / "sources")
-    assert found(book) == ["ch31-checks: cell 17 (b07a65e6): the en text changed and the ru text did not; "
+    assert found(book) == ["ch31-checks: cell 20 (b07a65e6): the en text changed and the ru text did not; "
                            "bring the ru edition along, then stamp the cell"]
 
 
