@@ -296,3 +296,27 @@ def test_every_number_printed_is_the_same_in_both_editions(page):
         if ours.cell_type == "code":
             assert printed_numbers(ours) == printed_numbers(theirs), ours.id
             assert bool(ours.outputs) == bool(theirs.outputs), ours.id
+
+
+CYRILLIC = re.compile(r"[А-Яа-яЁё]")
+TARGETS = re.compile(r"\{(?:numref|ref|doc|cite:p|cite)\}`([^`]*)`")
+
+
+def _metadata_words(cell) -> list[str]:
+    mystnb = cell.metadata.get("mystnb", {})
+    return [text for text in (mystnb.get("figure", {}).get("caption"), mystnb.get("image", {}).get("alt"),
+                              mystnb.get("code_prompt_show"), mystnb.get("code_prompt_hide")) if text]
+
+
+@pytest.mark.parametrize("page", NOTEBOOK_PAGES)
+def test_english_captions_alt_texts_and_buttons_are_english_and_point_where_the_russian_do(page):
+    """A figure's caption and alt text and a folded cell's button come from the edition's words:
+    no Cyrillic in the English notebook, and a caption's cross-references are the Russian one's."""
+    russian, english = (nbformat.read(editions.notebook_path(page, edition), as_version=4)
+                        for edition in editions.EDITIONS)
+    for ru_cell, en_cell in zip(russian.cells, english.cells, strict=True):
+        for text in _metadata_words(en_cell):
+            assert not CYRILLIC.search(text), f"{page} {en_cell.id}: {text[:80]!r}"
+        ru_targets = [TARGETS.findall(text) for text in _metadata_words(ru_cell)]
+        en_targets = [TARGETS.findall(text) for text in _metadata_words(en_cell)]
+        assert [sorted(t) for t in ru_targets] == [sorted(t) for t in en_targets], f"{page} {en_cell.id}"
