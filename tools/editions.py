@@ -3,8 +3,11 @@ the first edition) and ``book/en/<page>.ipynb`` (English); a markdown page (``fo
 its ``## `` sections) writes ``book/<page>.md`` and ``book/en/<page>.md``.
 
 A source lists the page's cells in order. Each cell has an ``id``, a ``type`` (markdown or code), the
-cell ``metadata`` both editions share (tags), its text in each edition (``ru``, ``en``) and a ``synced``
-stamp: the hashes of the two texts when they were last checked against each other. The two editions
+cell ``metadata`` both editions share (tags, a figure's name), its text in each edition (``ru``, ``en``)
+and a ``synced`` stamp: the hashes of the two texts when they were last checked against each other. The
+metadata's own prose (a figure's caption and alt text, a folded cell's button labels: ``WORDS``) sits in
+the cell's ``words``, one mapping an edition (``words: {ru: {mystnb: {figure: {caption: …}}}, en: …}``),
+merged into the metadata of that edition's notebook; the stamp then covers it with the text. The two editions
 run the same program: a code cell's ``ru`` and ``en`` are equal once comments and the words inside
 string literals are set aside (``program``); a literal with no letter outside ASCII and no space, such
 as ``"pre"`` or ``"retina"``, is program and must be equal too.
@@ -122,8 +125,68 @@ def digest(text: str | None) -> str:
     return hashlib.sha256((text or "").encode("utf-8")).hexdigest()[:12]
 
 
+# The metadata's prose: what a reader sees of a cell's metadata, one text an edition (``words``).
+WORDS = (("mystnb", "figure", "caption"), ("mystnb", "image", "alt"),
+         ("mystnb", "code_prompt_show"), ("mystnb", "code_prompt_hide"))
+
+
+def edition_text(cell: dict, edition: str) -> str | None:
+    """What the stamp covers of an edition: its text, and the metadata's words when the cell has them."""
+    if not cell.get("words"):
+        return cell[edition]
+    words = cell["words"].get(edition)
+    if not cell[edition] or not words:
+        return None
+    return cell[edition] + "\0" + json.dumps(words, ensure_ascii=False, sort_keys=True)
+
+
 def stamp_of(cell: dict) -> str:
-    return " ".join(digest(cell[edition]) for edition in EDITIONS)
+    return " ".join(digest(edition_text(cell, edition)) for edition in EDITIONS)
+
+
+def word_paths(words: dict | None, prefix: tuple = ()) -> list[tuple]:
+    """The paths of the texts in one edition's ``words``: ``[("mystnb", "figure", "caption"), …]``."""
+    found = []
+    for key, value in (words or {}).items():
+        found += word_paths(value, (*prefix, key)) if isinstance(value, dict) else [(*prefix, key)]
+    return sorted(found)
+
+
+def edition_metadata(cell: dict, edition: str) -> dict:
+    """A cell's metadata in an edition's notebook: the shared metadata with that edition's words merged in."""
+    metadata = copy.deepcopy(cell.get("metadata") or {})
+    words = (cell.get("words") or {}).get(edition) or {}
+    for path in word_paths(words):
+        value, place = words, metadata
+        for key in path[:-1]:
+            value, place = value[key], place.setdefault(key, {})
+        place[path[-1]] = value[path[-1]]
+    return metadata
+
+
+def split_words(metadata: dict) -> dict:
+    """Take the ``WORDS`` out of a notebook cell's metadata (in place) and return them as one edition's words."""
+    words = {}
+    for path in WORDS:
+        place = metadata
+        for key in path[:-1]:
+            place = place.get(key) if isinstance(place, dict) else None
+        if isinstance(place, dict) and path[-1] in place:
+            target = words
+            for key in path[:-1]:
+                target = target.setdefault(key, {})
+            target[path[-1]] = place.pop(path[-1])
+    _prune(metadata)
+    return words
+
+
+def _prune(mapping: dict) -> None:
+    """Drop the mappings a split left empty (``image: {}`` without its alt text)."""
+    for key in list(mapping):
+        if isinstance(mapping[key], dict):
+            _prune(mapping[key])
+            if not mapping[key]:
+                del mapping[key]
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -140,8 +203,13 @@ def import_page(page: str, book: Path = BOOK, sources: Path = SOURCES) -> dict:
         dump(page, source, sources)
         return source
     notebook = nbformat.read(notebook_path(page, "ru", book), as_version=4)
-    cells = [{"id": cell.id, "type": cell.cell_type, "metadata": _plain(cell.metadata),
-              "ru": cell.source, "en": None, "synced": None} for cell in notebook.cells]
+    cells = []
+    for cell in notebook.cells:
+        metadata = _plain(cell.metadata)
+        words = split_words(metadata)
+        cells.append({"id": cell.id, "type": cell.cell_type, "metadata": metadata,
+                      **({"words": {"ru": words, "en": None}} if words else {}),
+                      "ru": cell.source, "en": None, "synced": None})
     source = {"page": page, "metadata": _plain(notebook.metadata), "cells": cells}
     dump(page, source, sources)
     return source
@@ -159,7 +227,7 @@ def built(source: dict, edition: str, old: nbformat.NotebookNode | None) -> nbfo
     notebook = nbformat.v4.new_notebook(metadata=copy.deepcopy(source.get("metadata", {})))
     for cell in source["cells"]:
         text = cell[edition] or ""
-        metadata = copy.deepcopy(cell.get("metadata") or {})
+        metadata = edition_metadata(cell, edition)
         if cell["type"] == "code":
             made = nbformat.v4.new_code_cell(text, id=cell["id"], metadata=metadata)
             kept = before.get(cell["id"])
@@ -199,9 +267,10 @@ def stamp(page: str, cells: list[str] | None = None, sources: Path = SOURCES) ->
     done = []
     for cell in source["cells"]:
         if cells is None or cell["id"] in cells:
-            if not all(cell[edition] for edition in EDITIONS):
+            if not all(edition_text(cell, edition) for edition in EDITIONS):
                 raise SourceError(f"{page}: cell {cell['id']} has no text in "
-                                  f"{', '.join(e for e in EDITIONS if not cell[e])}; write it before the stamp")
+                                  f"{', '.join(e for e in EDITIONS if not edition_text(cell, e))}; "
+                                  "write it before the stamp")
             cell["synced"] = stamp_of(cell)
             done.append(cell["id"])
     dump(page, source, sources)
@@ -346,14 +415,18 @@ def check_source(page: str, source: dict) -> list[str]:
         if cell["id"] in seen:
             found.append(f"{where}: the id is used twice")
         seen.add(cell["id"])
-        empty = [edition for edition in EDITIONS if not cell[edition]]
+        empty = [edition for edition in EDITIONS if not edition_text(cell, edition)]
         if empty:
             found.append(f"{where}: no {' and no '.join(empty)} text")
             continue
+        if cell.get("words"):
+            paths = {edition: word_paths(cell["words"].get(edition)) for edition in EDITIONS}
+            if paths["ru"] != paths["en"]:
+                found.append(f"{where}: the metadata's words differ: ru {paths['ru']}, en {paths['en']}")
         if cell.get("synced") != stamp_of(cell):
             old = (cell.get("synced") or "").split()
             changed = [edition for index, edition in enumerate(EDITIONS)
-                       if index >= len(old) or old[index] != digest(cell[edition])]
+                       if index >= len(old) or old[index] != digest(edition_text(cell, edition))]
             if len(old) != len(EDITIONS):
                 found.append(f"{where}: never stamped: check that both texts say the same, then "
                              f"`python tools/editions.py stamp {page} {cell['id']}`")
@@ -396,7 +469,7 @@ def check_notebooks(page: str, source: dict, book: Path = BOOK) -> list[str]:
                              "source, then write the page")
             continue
         notebook = nbformat.read(path, as_version=4)
-        ours = [(c["id"], c["type"], c.get("metadata") or {}, c[edition] or "") for c in source["cells"]]
+        ours = [(c["id"], c["type"], edition_metadata(c, edition), c[edition] or "") for c in source["cells"]]
         theirs = [(c.id, c.cell_type, dict(c.metadata), c.source) for c in notebook.cells]
         if [o[0] for o in ours] != [t[0] for t in theirs]:
             lost = [o[0] for o in ours if o[0] not in {t[0] for t in theirs}]
