@@ -64,6 +64,21 @@ $(NODE_STAMP): package.json package-lock.json
 $(COURSE_ZIP): $(STAMP) $(COURSE_SOURCES)
 	$(BIN)/python tools/build_course.py $@
 
+# The English edition's course: the same files, book/en/'s notebooks (under the
+# same names) and tools/course/README.en.md; linked from book/en/intro.md.
+# `make book`, `make html` (so `make browser`) and `make test` build it too.
+COURSE_ZIP_EN := _build/course/llm-from-scratch-course-en.zip
+COURSE_SOURCES_EN := $(COURSE_SOURCES) tools/course/README.en.md $(wildcard book/en/ch*.ipynb)
+
+$(COURSE_ZIP_EN): $(STAMP) $(COURSE_SOURCES_EN)
+	$(BIN)/python tools/build_course.py --edition en $@
+
+book html test: $(COURSE_ZIP_EN)
+
+## course: both editions' course zips (make book builds them too).
+.PHONY: course
+course: $(COURSE_ZIP) $(COURSE_ZIP_EN)
+
 ## book: build the HTML book (with the course zip) into _build/html and print the index page path.
 book: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
 	$(BIN)/jupyter-book build $(JB_FLAGS) .

@@ -211,6 +211,26 @@ def test_import_moves_the_metadata_words_into_the_russian_edition():
                                 "image": {"alt": "Что на рисунке."}}}
     cell = {"metadata": shared, "words": {"ru": words, "en": None}}
     assert editions.edition_metadata(cell, "ru") == metadata
+def test_each_edition_downloads_its_own_course_zip(book):
+    """The English front page links the English zip from book/en/; linking the Russian one is named."""
+    ru, en = (editions.markdown_structure(cell(SOURCES["intro"], "intro-5")[edition], edition)
+              for edition in editions.EDITIONS)
+    assert ("download", "../_build/course/llm-from-scratch-course.zip") in ru["references"]
+    assert ru["references"] == en["references"]
+    russian_zip = "<../../_build/course/llm-from-scratch-course.zip>"
+
+    def english_links_the_russian_zip(source):
+        download = cell(source, "intro-5")
+        download["en"] = download["en"].replace("<../../_build/course/llm-from-scratch-course-en.zip>",
+                                                russian_zip)
+        assert russian_zip in download["en"]
+        download["synced"] = editions.stamp_of(download)
+    edit_source(book, "intro", english_links_the_russian_zip)
+    editions.write("intro", book, book / "sources")
+    assert [problem for problem in found(book) if problem.startswith("intro:")] == [
+        "intro: cell 5 (intro-5): references differ: "
+        "ru [('download', '../_build/course/llm-from-scratch-course.zip')], "
+        "en [('download', '../../_build/course/llm-from-scratch-course.zip')]"]
 
 
 def test_an_english_notebook_without_a_source_is_named(book):

@@ -1,11 +1,15 @@
-"""Build the downloadable course: one zip a learner unpacks anywhere.
+"""Build the downloadable course: one zip an edition, a learner unpacks it anywhere.
 
     python tools/build_course.py _build/course/llm-from-scratch-course.zip
+    python tools/build_course.py --edition en _build/course/llm-from-scratch-course-en.zip
     python tools/build_course.py --lock      # make lock: regenerate the lock
 
 The zip holds one folder ``llm-from-scratch-course/`` with
 
-* the chapter notebooks ``book/ch<number>-*.ipynb`` with their stored outputs,
+* the chapter notebooks with their stored outputs: ``book/ch<number>-*.ipynb``
+  in the Russian edition (the default), the same files of ``book/en/`` in the
+  English one (each notebook's install cell sets its edition's package texts),
+  under the same names in both zips, so that the same commands run either;
 * a wheel of ``llm_from_scratch`` built from this checkout,
 * ``requirements.lock``: ``tools/course/requirements.lock`` as committed, every
   package the course needs (the runtime pins of the repository's
@@ -16,7 +20,14 @@ The zip holds one folder ``llm-from-scratch-course/`` with
   (a hash cannot be committed for a wheel built at every build), so that
   ``pip install --require-hashes -r requirements.txt`` checks every file it
   installs, the wheel too, and refuses a dependency the lock does not pin;
-* ``README.md`` (Russian, ``tools/course/README.md``): two commands.
+* ``README.md``: the edition's README (``tools/course/README.md`` in Russian,
+  ``tools/course/README.en.md`` in English) with the same commands.
+
+The two editions' zips hold the same file names; they differ only in the
+notebooks, the README and the comments of requirements.txt: the same lock,
+and the same wheel byte for byte (it is built with
+``SOURCE_DATE_EPOCH`` set to the last commit that changed the package, so two
+builds give one wheel and one hash in requirements.txt).
 
 The lock is made by ``uv pip compile --universal --generate-hashes`` from the
 runtime pins (``--lock``, which ``make lock`` runs). uv reads no configuration
@@ -25,8 +36,8 @@ machine's pip settings, local indexes and constraints never reach the lock).
 A build refuses a lock whose pins no longer match ``requirements.txt``.
 
 Entries are sorted and carry the date of the last commit that changed what
-goes into the zip (``SOURCE_DATE_EPOCH`` when set; UTC, also in each entry's
-extended timestamp), so the zip changes only when its content does, and
+goes into the edition's zip (``SOURCE_DATE_EPOCH`` when set; UTC, also in each
+entry's extended timestamp), so the zip changes only when its content does, and
 JupyterLab's file browser shows a learner how old the course is (a fixed
 1980-01-01 showed every file as "Modified 46y ago").
 ``tests/browser/test_course_download.py`` installs it in a fresh virtual
@@ -56,9 +67,43 @@ FOLDER = "llm-from-scratch-course"
 # JupyterLab and the extension that renders the book's MyST markup.
 RUNTIME = ("numpy", "matplotlib", "ipykernel", "ipython", "jupyterlab", "jupyterlab-myst")
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==\S+$")
-# What the zip is made of: the date of the last commit that changed one of
-# these is the date of every entry.
-SOURCES = ("book/ch[0-9]*.ipynb", "src", "pyproject.toml", "requirements.txt", "tools")
+@dataclass(frozen=True)
+class Edition:
+    """What differs between the editions' zips: the notebooks and the README."""
+
+    notebooks: str    # the folder of the chapter notebooks, relative to the repository
+    readme: str       # the course README
+    requirements_comment: tuple[str, ...]  # the head of the zip's requirements.txt
+
+
+EDITIONS = {
+    "ru": Edition("book", "tools/course/README.md", (
+        "# Все пакеты курса с точными версиями и хешами (requirements.lock) и сам",
+        "# пакет llm_from_scratch: колесо рядом с этим файлом, его хеш записан при",
+        "# сборке архива. Установка: см. README.md.",
+    )),
+    "en": Edition("book/en", "tools/course/README.en.md", (
+        "# Every package of the course at an exact version with its hashes",
+        "# (requirements.lock), and the llm_from_scratch package itself: the wheel",
+        "# next to this file, its hash written when the archive was built.",
+        "# To install, see README.md.",
+    )),
+}
+# What goes into the wheel: the date of the last commit that changed one of
+# these is the date of the wheel's files, in both editions' zips.
+PACKAGE_SOURCES = ("src", "pyproject.toml", "tools/lab")
+# What an edition's zip is made of: the date of the last commit that changed
+# one of these is the date of every entry. The other edition's notebooks and
+# README are not among them (an English README fixed does not re-date the
+# Russian zip).
+COMMON_SOURCES = ("src", "pyproject.toml", "requirements.txt", "tools")
+
+
+def edition_sources(edition: str) -> tuple[str, ...]:
+    """The git pathspecs of what goes into an edition's zip."""
+    others = [other for name, other in EDITIONS.items() if name != edition]
+    return (f"{EDITIONS[edition].notebooks}/ch[0-9]*.ipynb", *COMMON_SOURCES,
+            *(f":(exclude){other.readme}" for other in others))
 LOCK = REPO / "tools" / "course" / "requirements.lock"
 # One entry of a pip requirements file as uv writes it: `name==version[ ; marker] \`,
 # its `--hash=sha256:...` lines, then `# via` comments naming what requires it.
@@ -66,12 +111,22 @@ ENTRY = re.compile(r"^(?P<name>[a-z0-9][a-z0-9._-]*)==(?P<version>[^\s;\\]+)(?: 
 HASH = re.compile(r"^\s+--hash=sha256:(?P<hash>[0-9a-f]{64})\s*\\?$")
 
 
-def chapter_notebooks() -> list[Path]:
-    """The chapters: ``book/ch<number>-*.ipynb`` (as the tests find them)."""
-    notebooks = sorted((REPO / "book").glob("ch[0-9]*.ipynb"))
-    if not notebooks:
+def chapter_notebooks(edition: str = "ru") -> list[Path]:
+    """An edition's chapters: ``book/ch<number>-*.ipynb`` (as the tests find them),
+    in the English edition the same names in ``book/en/``, every one of them."""
+    names = sorted(path.name for path in (REPO / "book").glob("ch[0-9]*.ipynb"))
+    if not names:
         sys.exit("build_course: no chapter notebooks book/ch*.ipynb")
-    return notebooks
+    folder = REPO / EDITIONS[edition].notebooks
+    missing = [name for name in names if not (folder / name).is_file()]
+    if missing:
+        sys.exit(f"build_course: the {edition} edition has no {', '.join(missing)} in "
+                 f"{EDITIONS[edition].notebooks}/ (the zips hold the same notebooks)")
+    extra = sorted({path.name for path in folder.glob("ch[0-9]*.ipynb")} - set(names))
+    if extra:
+        sys.exit(f"build_course: {EDITIONS[edition].notebooks}/ has {', '.join(extra)}, "
+                 "which book/ has not")
+    return [folder / name for name in names]
 
 
 def normalized(name: str) -> str:
@@ -192,13 +247,11 @@ def checked_lock() -> bytes:
     return lock.encode()
 
 
-def course_requirements(wheel: Path) -> str:
+def course_requirements(wheel: Path, edition: str = "ru") -> str:
     """The zip's requirements.txt: the lock, then the wheel with its hash."""
     digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
     lines = [
-        "# Все пакеты курса с точными версиями и хешами (requirements.lock) и сам",
-        "# пакет llm_from_scratch: колесо рядом с этим файлом, его хеш записан при",
-        "# сборке архива. Установка: см. README.md.",
+        *EDITIONS[edition].requirements_comment,
         "-r requirements.lock",
         f"./{wheel.name} --hash=sha256:{digest}",
     ]
@@ -206,7 +259,11 @@ def course_requirements(wheel: Path) -> str:
 
 
 def build_wheel(into: Path) -> Path:
-    """A wheel of the package, built from a copy so that the checkout stays clean."""
+    """A wheel of the package, built from a copy so that the checkout stays clean.
+
+    Its files carry the date of the last commit that changed the package
+    (``SOURCE_DATE_EPOCH`` for the build backend), not the time of the build:
+    each edition's zip builds its own wheel, and they must be one file."""
     source = into / "source"
     source.mkdir()
     shutil.copy2(REPO / "pyproject.toml", source / "pyproject.toml")
@@ -216,18 +273,18 @@ def build_wheel(into: Path) -> Path:
         shutil.copytree(REPO / extra, source / extra)
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--wheel-dir", str(into), str(source)],
-        check=True,
+        check=True, env={**os.environ, "SOURCE_DATE_EPOCH": str(source_date(PACKAGE_SOURCES))},
     )
     (wheel,) = into.glob("llm_from_scratch-*.whl")
     return wheel
 
 
-def source_date() -> int:
-    """Seconds since the epoch of the last commit that changed the course's sources."""
+def source_date(sources: tuple[str, ...]) -> int:
+    """Seconds since the epoch of the last commit that changed ``sources`` (git pathspecs)."""
     if os.environ.get("SOURCE_DATE_EPOCH"):
         return int(os.environ["SOURCE_DATE_EPOCH"])
     try:
-        found = subprocess.run(["git", "log", "-1", "--format=%ct", "--", *SOURCES], cwd=REPO,
+        found = subprocess.run(["git", "log", "-1", "--format=%ct", "--", *sources], cwd=REPO,
                                capture_output=True, text=True, check=True).stdout.strip()
     except (OSError, subprocess.CalledProcessError) as error:
         sys.exit(f"build_course: no git history to date the zip's files ({error}); set SOURCE_DATE_EPOCH")
@@ -246,30 +303,33 @@ def add(archive: zipfile.ZipFile, name: str, data: bytes, date: int) -> None:
     archive.writestr(info, data)
 
 
-def build(out: Path) -> None:
-    notebooks = chapter_notebooks()
+def build(out: Path, edition: str = "ru") -> None:
+    notebooks = chapter_notebooks(edition)
     lock = checked_lock()
-    date = source_date()
+    date = source_date(edition_sources(edition))
     with tempfile.TemporaryDirectory() as tmp:
         wheel = build_wheel(Path(tmp))
         files = {path.name: path.read_bytes() for path in notebooks}
         files[wheel.name] = wheel.read_bytes()
         files["requirements.lock"] = lock
-        files["requirements.txt"] = course_requirements(wheel).encode()
-        files["README.md"] = (REPO / "tools" / "course" / "README.md").read_bytes()
+        files["requirements.txt"] = course_requirements(wheel, edition).encode()
+        files["README.md"] = (REPO / EDITIONS[edition].readme).read_bytes()
     out.parent.mkdir(parents=True, exist_ok=True)
     partial = out.with_suffix(".partial")
     with zipfile.ZipFile(partial, "w") as archive:
         for name in sorted(files):
             add(archive, name, files[name], date)
     partial.replace(out)
-    print(f"course: {out} ({', '.join(sorted(files))})")
+    print(f"course ({edition}): {out} ({', '.join(sorted(files))})")
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    if sys.argv[1] == "--lock":
+    arguments = sys.argv[1:]
+    if arguments == ["--lock"]:
         write_lock()
+    elif len(arguments) == 1 and not arguments[0].startswith("-"):
+        build(Path(arguments[0]))
+    elif len(arguments) == 3 and arguments[0] == "--edition" and arguments[1] in EDITIONS:
+        build(Path(arguments[2]), arguments[1])
     else:
-        build(Path(sys.argv[1]))
+        sys.exit(__doc__)

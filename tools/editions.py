@@ -380,15 +380,24 @@ IMAGE = re.compile(r"!\[[^\]]*\]\(([^)\s]+)")
 DISPLAY_MATH = re.compile(r"\$\$")
 
 
-def _role_target(role: str, text: str) -> tuple[str, str]:
+def _role_target(role: str, text: str, edition: str = "ru") -> tuple[str, str]:
     explicit = re.search(r"<([^>]+)>\s*$", text)
-    return role, (explicit.group(1) if explicit else text).strip()
+    target = (explicit.group(1) if explicit else text).strip()
+    if role == "download" and edition != "ru":
+        # An edition downloads its own file (the course zip): from its folder, one level below
+        # book/, the first edition's file name with -<edition> before the extension. Written
+        # back as the first edition's target, it must be that target.
+        own = re.fullmatch(rf"\.\./(.+)-{edition}(\.[^./]+)", target)
+        target = own.group(1) + own.group(2) if own else target
+    return role, target
 
 
-def markdown_structure(text: str) -> dict[str, object]:
+def markdown_structure(text: str, edition: str = "ru") -> dict[str, object]:
     """What both editions' markdown must share: labels, heading levels, directives with their
     options that are names (dropdown, figure and exercise labels), cross-reference targets, images and
-    display formulas."""
+    display formulas. A ``{download}`` of the English edition names the English file
+    (``../../_build/course/llm-from-scratch-course-en.zip`` where the Russian page has
+    ``../_build/course/llm-from-scratch-course.zip``)."""
     directives = []
     for match in DIRECTIVE.finditer(text):
         if match.group(2):
@@ -399,7 +408,7 @@ def markdown_structure(text: str) -> dict[str, object]:
         "labels": TARGET.findall(text),
         "headings": [len(hashes) for hashes in HEADING.findall(text)],
         "directives": directives,
-        "references": sorted(_role_target(role, target) for role, target in ROLE.findall(text)),
+        "references": sorted(_role_target(role, target, edition) for role, target in ROLE.findall(text)),
         "images": IMAGE.findall(text),
         "display formulas": len(DISPLAY_MATH.findall(text)) // 2,
     }
@@ -446,7 +455,7 @@ def check_source(page: str, source: dict) -> list[str]:
             if difference:
                 found.append(f"{where}: the editions run different programs: {difference}")
         else:
-            shapes = {edition: markdown_structure(cell[edition]) for edition in EDITIONS}
+            shapes = {edition: markdown_structure(cell[edition], edition) for edition in EDITIONS}
             for key in shapes["ru"]:
                 if shapes["ru"][key] != shapes["en"][key]:
                     found.append(f"{where}: {key} differ: ru {shapes['ru'][key]}, en {shapes['en'][key]}")

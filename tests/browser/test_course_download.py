@@ -1,4 +1,10 @@
-"""The downloadable course, as a reader gets it from the front page.
+"""The downloadable course of each edition, as a reader gets it from its front page.
+
+Each edition links its own zip: the Russian front page «Скачать курс», the
+English one (built into _build/html/en/) "Download the course". The two zips
+hold the same file names, the same lock and the same wheel; the notebooks are
+the edition's (book/ or book/en/) and the README its own, with the same
+commands. Every check below runs for both.
 
 The zip's files carry the date of a commit of this repository (not 1980, which
 JupyterLab showed as "Modified 46y ago"). Its README's commands, and the front
@@ -6,7 +12,7 @@ page's, are the same: on Linux and macOS the ones the test runs, and on
 Windows the same with Windows' names, one command a line, which Windows
 PowerShell 5.1 (no ``&&``) and cmd both run.
 
-The zip linked as «Скачать курс» from the built front page is unpacked in a
+The zip linked from the built front page is unpacked in a
 temporary folder outside the repository. A learner's environment is there
 first: a venv whose JupyterLab settings file (overrides.json) holds the
 learner's own choices. The README's first block (a venv, then install
@@ -24,6 +30,10 @@ Then:
 * JupyterLab lists the MyST extension as enabled;
 * nbval runs the unpacked notebooks in a kernel of that venv (nbval itself
   runs here, the notebooks run there): they reproduce their stored outputs.
+
+Those checks (a venv each, then nbval) are one test class an edition, so that
+pytest-xdist's --dist loadscope gives the two editions to two workers: each
+takes as long as the one course did.
 """
 
 from __future__ import annotations
@@ -46,10 +56,9 @@ from pathlib import Path
 
 import json5
 import pytest
-from book_site import REPO, ROOT_PAGE, page_path
+from book_site import HTML_DIR, REPO, ROOT_PAGE, page_path
 from lab_server import lab_url
 
-LINK_TEXT = "Скачать курс"
 FOLDER = "llm-from-scratch-course"
 LOCK = REPO / "tools" / "course" / "requirements.lock"
 INSTALL_TIMEOUT_S = 900
@@ -81,6 +90,24 @@ print(json.dumps({
 """
 
 
+@dataclass(frozen=True)
+class Edition:
+    """Where an edition's course comes from and where its front page links it."""
+
+    html: Path          # the edition's built HTML
+    link_text: str      # the front page's link to the zip
+    notebooks: Path     # the chapter notebooks that go into the zip
+    readme: Path        # the course README that goes into the zip
+
+
+EDITIONS = {
+    "ru": Edition(HTML_DIR, "Скачать курс", REPO / "book", REPO / "tools" / "course" / "README.md"),
+    # The two-edition build writes the English edition into _build/html/en/.
+    "en": Edition(HTML_DIR / "en", "Download the course", REPO / "book" / "en",
+                  REPO / "tools" / "course" / "README.en.md"),
+}
+
+
 class _Links(HTMLParser):
     def __init__(self) -> None:
         super().__init__()
@@ -102,17 +129,42 @@ class _Links(HTMLParser):
             self._href = None
 
 
-@pytest.fixture(scope="module")
-def course_zip(built_site) -> Path:
-    front = page_path(ROOT_PAGE)
+def front_page(edition: str) -> Path:
+    """The built front page of an edition: the Russian root page, and the page the English
+    edition's index.html sends a reader to (wherever its build puts the English pages)."""
+    if edition == "ru":
+        return page_path(ROOT_PAGE)
+    index = EDITIONS[edition].html / "index.html"
+    assert index.is_file(), f"{index} is missing: the {edition} edition is not built (make html builds both)"
+    refresh = re.search(r'http-equiv="Refresh" content="0; url=([^"]+)"', index.read_text(encoding="utf-8"))
+    assert refresh, f"{index} does not send the reader to a front page"
+    page = (index.parent / refresh[1]).resolve()
+    assert page.is_file(), f"{index} sends the reader to {page}, which is not built"
+    return page
+
+
+def linked_zip(edition: str) -> Path:
+    """The zip the edition's built front page links, in that edition's build."""
+    front, text = front_page(edition), EDITIONS[edition].link_text
     parser = _Links()
     parser.feed(front.read_text(encoding="utf-8"))
-    hrefs = [href for href, text in parser.links if text == LINK_TEXT]
-    assert len(hrefs) == 1, f"{front.name} links «{LINK_TEXT}» {len(hrefs)} times: {parser.links[:10]}"
+    hrefs = [href for href, link in parser.links if link == text]
+    assert len(hrefs) == 1, f"{front.name} links «{text}» {len(hrefs)} times: {parser.links[:10]}"
     assert hrefs[0].endswith(".zip"), hrefs[0]
     path = (front.parent / hrefs[0]).resolve()
-    assert path.is_file() and built_site in path.parents, f"the link points to {path}, not a file of the build"
+    built = EDITIONS[edition].html.resolve()
+    assert path.is_file() and built in path.parents, f"the link points to {path}, not a file of the build {built}"
     return path
+
+
+@pytest.fixture(scope="module", params=list(EDITIONS))
+def edition(request) -> str:
+    return request.param
+
+
+@pytest.fixture(scope="module")
+def course_zip(edition, built_site) -> Path:
+    return linked_zip(edition)
 
 
 def sh_blocks(readme: str, language: str = "sh") -> list[str]:
@@ -160,19 +212,22 @@ def lock_entries() -> list[tuple[str, str, str | None]]:
     return entries
 
 
-def test_zip_holds_the_course(course_zip):
+def test_zip_holds_the_course(edition, course_zip):
+    notebooks = EDITIONS[edition].notebooks
     with zipfile.ZipFile(course_zip) as archive:
         names = sorted(name.removeprefix(f"{FOLDER}/") for name in archive.namelist())
+        # The Russian chapters' names in both editions (the English notebooks have the same names).
         chapters = sorted(path.name for path in (REPO / "book").glob("ch[0-9]*.ipynb"))
         assert [n for n in names if n.endswith(".ipynb")] == chapters
-        for name in chapters:  # the notebooks with their stored outputs, as in book/
-            assert archive.read(f"{FOLDER}/{name}") == (REPO / "book" / name).read_bytes(), name
+        for name in chapters:  # the notebooks with their stored outputs, as in book/ (book/en/)
+            assert archive.read(f"{FOLDER}/{name}") == (notebooks / name).read_bytes(), name
         (wheel,) = [n for n in names if n.endswith(".whl")]
         wheel_hash = hashlib.sha256(archive.read(f"{FOLDER}/{wheel}")).hexdigest()
         lock = archive.read(f"{FOLDER}/requirements.lock")
         requirements = archive.read(f"{FOLDER}/requirements.txt").decode().splitlines()
         readme = archive.read(f"{FOLDER}/README.md").decode()
     assert set(names) == {*chapters, wheel, "requirements.txt", "requirements.lock", "README.md"}, names
+    assert readme == EDITIONS[edition].readme.read_text(encoding="utf-8"), "not the edition's README"
     assert lock == LOCK.read_bytes(), "the zip's lock is not the committed tools/course/requirements.lock"
     assert [line for line in requirements if line and not line.startswith("#")] == [
         "-r requirements.lock",
@@ -209,14 +264,39 @@ def test_windows_commands_are_the_same_one_a_line(course_zip):
     assert as_linux == commands(sh_blocks(readme)), f"not the Linux commands: {windows}"
 
 
-def test_front_page_gives_the_readmes_commands(course_zip):
+def test_front_page_gives_the_readmes_commands(edition, course_zip):
     with zipfile.ZipFile(course_zip) as archive:
         readme = archive.read(f"{FOLDER}/README.md").decode()
-    front = page_path(ROOT_PAGE)
+    front = front_page(edition)
     for language in ("sh", "bat"):
         shown = commands(html_blocks(front, language))
         assert shown == commands(sh_blocks(readme, language)), (
             f"the front page's {language} commands are not the README's: {shown}")
+
+
+def test_the_editions_zips_hold_the_same_files_and_package(built_site):
+    """The same names at the same places, the same lock, the same wheel (byte for byte, so one
+    hash), the same requirements and commands; only the notebooks and the README's words differ."""
+    zips = {edition: zipfile.ZipFile(linked_zip(edition)) for edition in EDITIONS}
+    try:
+        names = {edition: sorted(archive.namelist()) for edition, archive in zips.items()}
+        assert names["en"] == names["ru"]
+        ru, en = zips["ru"], zips["en"]
+        for name in names["ru"]:
+            if name.endswith((".whl", ".lock")):
+                assert en.read(name) == ru.read(name), f"the editions' {name} differ"
+
+        def requirements(archive):
+            lines = archive.read(f"{FOLDER}/requirements.txt").decode().splitlines()
+            return [line for line in lines if line and not line.startswith("#")]
+
+        assert requirements(en) == requirements(ru)
+        for language in ("sh", "bat"):
+            assert sh_blocks(en.read(f"{FOLDER}/README.md").decode(), language) == sh_blocks(
+                ru.read(f"{FOLDER}/README.md").decode(), language), f"the READMEs' {language} commands differ"
+    finally:
+        for archive in zips.values():
+            archive.close()
 
 
 @dataclass
@@ -230,10 +310,8 @@ class Course:
         return self.folder / ".venv"
 
 
-@pytest.fixture(scope="module")
-def course(course_zip, tmp_path_factory) -> Course:
+def install(course_zip: Path, base: Path) -> Course:
     """The course unpacked far from the repository and installed by its README."""
-    base = tmp_path_factory.mktemp("course")
     assert REPO not in base.parents
     with zipfile.ZipFile(course_zip) as archive:
         archive.extractall(base)
@@ -253,30 +331,6 @@ def course(course_zip, tmp_path_factory) -> Course:
                           timeout=INSTALL_TIMEOUT_S)
     assert done.returncode == 0, f"`{install}` failed:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
     return Course(folder, base, env)
-
-
-def test_the_venv_holds_exactly_the_lock_and_the_wheel(course):
-    (wheel,) = course.folder.glob("llm_from_scratch-*.whl")
-    version = wheel.name.split("-")[1]
-    listing = subprocess.run([course.venv / "bin" / "python", "-c", FOR_THIS_PLATFORM],
-                             input=json.dumps(lock_entries()), env=course.env, cwd=course.base,
-                             capture_output=True, text=True, check=True)
-    packages = json.loads(listing.stdout)
-    installed = {p for p in packages["installed"] if not p.startswith("pip==")}  # the venv's own pip
-    assert installed == {*packages["locked"], f"llm-from-scratch=={version}"}, (
-        f"not in the lock: {sorted(installed - set(packages['locked']))}; "
-        f"locked, not installed: {sorted(set(packages['locked']) - installed)}")
-    where = subprocess.run([course.venv / "bin" / "python", "-c",
-                            "import llm_from_scratch; print(llm_from_scratch.__file__)"],
-                           cwd=course.base, env=course.env, capture_output=True, text=True, check=True).stdout
-    assert Path(where.strip()).is_relative_to(course.venv), f"the package comes from {where}"
-
-
-def test_jupyterlab_lists_the_myst_extension(course):
-    extensions = subprocess.run([course.venv / "bin" / "jupyter", "labextension", "list"],
-                                env=course.env, capture_output=True, text=True, check=True)
-    listing = re.sub(r"\x1b\[[0-9;]*m", "", extensions.stdout + extensions.stderr)
-    assert re.search(r"jupyterlab-myst v[\d.]+ enabled\s+OK", listing), listing
 
 
 def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
@@ -311,35 +365,75 @@ def served_settings(course: Course, plugin_ids: list[str]) -> dict[str, dict]:
             lab.wait()
 
 
-def test_settings_reach_the_learner_without_overwriting_theirs(course):
-    settings = course.venv / SETTINGS
-    assert json.loads((settings / "overrides.json").read_text()) == LEARNER_OVERRIDES, "the install changed it"
-    ours = json5.loads(SHIPPED_SETTINGS.read_text(encoding="utf-8"))
-    assert json5.loads((settings / "overrides.d" / SHIPPED_SETTINGS.name).read_text(encoding="utf-8")) == ours
-    served = served_settings(course, [NOTIFICATION, TRACKER, THEMES])
-    assert served[NOTIFICATION]["fetchNews"] == "false", served  # the course's: no news prompt
-    assert served[TRACKER]["windowingMode"] == ours[TRACKER]["windowingMode"], served  # the course's
-    assert served[NOTIFICATION]["checkForUpdates"] is True, served  # the learner's value wins over the course's
-    assert served[THEMES]["theme"] == "JupyterLab Dark", served  # the learner's own
+class CourseInstall:
+    """The edition's course installed by its README in a fresh venv: one test class an edition
+    (``--dist loadscope`` gives each class to a worker of its own)."""
+
+    edition: str
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def course(cls, built_site, tmp_path_factory) -> Course:
+        return install(linked_zip(cls.edition), tmp_path_factory.mktemp(f"course-{cls.edition}"))
+
+    def test_the_venv_holds_exactly_the_lock_and_the_wheel(self, course):
+        (wheel,) = course.folder.glob("llm_from_scratch-*.whl")
+        version = wheel.name.split("-")[1]
+        listing = subprocess.run([course.venv / "bin" / "python", "-c", FOR_THIS_PLATFORM],
+                                 input=json.dumps(lock_entries()), env=course.env, cwd=course.base,
+                                 capture_output=True, text=True, check=True)
+        packages = json.loads(listing.stdout)
+        installed = {p for p in packages["installed"] if not p.startswith("pip==")}  # the venv's own pip
+        assert installed == {*packages["locked"], f"llm-from-scratch=={version}"}, (
+            f"not in the lock: {sorted(installed - set(packages['locked']))}; "
+            f"locked, not installed: {sorted(set(packages['locked']) - installed)}")
+        where = subprocess.run([course.venv / "bin" / "python", "-c",
+                                "import llm_from_scratch; print(llm_from_scratch.__file__)"],
+                               cwd=course.base, env=course.env, capture_output=True, text=True, check=True).stdout
+        assert Path(where.strip()).is_relative_to(course.venv), f"the package comes from {where}"
+
+    def test_jupyterlab_lists_the_myst_extension(self, course):
+        extensions = subprocess.run([course.venv / "bin" / "jupyter", "labextension", "list"],
+                                    env=course.env, capture_output=True, text=True, check=True)
+        listing = re.sub(r"\x1b\[[0-9;]*m", "", extensions.stdout + extensions.stderr)
+        assert re.search(r"jupyterlab-myst v[\d.]+ enabled\s+OK", listing), listing
+
+    def test_settings_reach_the_learner_without_overwriting_theirs(self, course):
+        settings = course.venv / SETTINGS
+        assert json.loads((settings / "overrides.json").read_text()) == LEARNER_OVERRIDES, "the install changed it"
+        ours = json5.loads(SHIPPED_SETTINGS.read_text(encoding="utf-8"))
+        assert json5.loads((settings / "overrides.d" / SHIPPED_SETTINGS.name).read_text(encoding="utf-8")) == ours
+        served = served_settings(course, [NOTIFICATION, TRACKER, THEMES])
+        assert served[NOTIFICATION]["fetchNews"] == "false", served  # the course's: no news prompt
+        assert served[TRACKER]["windowingMode"] == ours[TRACKER]["windowingMode"], served  # the course's
+        assert served[NOTIFICATION]["checkForUpdates"] is True, served  # the learner's value wins over the course's
+        assert served[THEMES]["theme"] == "JupyterLab Dark", served  # the learner's own
+
+    def test_notebooks_reproduce_their_outputs_in_the_course_venv(self, course):
+        # A kernel of the course's venv; nbval runs from the repository's venv.
+        kernel = course.base / "jupyter" / "kernels" / "course"
+        kernel.mkdir(parents=True)
+        (kernel / "kernel.json").write_text(json.dumps({
+            "argv": [str(course.venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "course venv", "language": "python",
+        }))
+        notebooks = sorted(p.name for p in course.folder.glob("*.ipynb"))
+        nbval = subprocess.run(
+            [sys.executable, "-c", RUN_PYTEST, str(REPO / "tests"), "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+             "-p", "ipc_kernels",
+             "--rootdir", str(course.folder), "--nbval", "--nbval-kernel-name", "course",
+             "--nbval-sanitize-with", str(REPO / "book" / "sanitize.cfg"), *notebooks],
+            cwd=course.folder, env={**course.env, "JUPYTER_PATH": str(course.base / "jupyter"), "PYTHONHASHSEED": "0"},
+            capture_output=True, text=True, timeout=NBVAL_TIMEOUT_S,
+        )
+        summary = nbval.stdout.strip().splitlines()[-1] if nbval.stdout.strip() else ""
+        assert nbval.returncode == 0, f"nbval on the unpacked notebooks: {summary}\n{nbval.stdout[-6000:]}"
+        assert " passed" in summary and "failed" not in summary, summary
 
 
-def test_notebooks_reproduce_their_outputs_in_the_course_venv(course):
-    # A kernel of the course's venv; nbval runs from the repository's venv.
-    kernel = course.base / "jupyter" / "kernels" / "course"
-    kernel.mkdir(parents=True)
-    (kernel / "kernel.json").write_text(json.dumps({
-        "argv": [str(course.venv / "bin" / "python"), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "course venv", "language": "python",
-    }))
-    notebooks = sorted(p.name for p in course.folder.glob("*.ipynb"))
-    nbval = subprocess.run(
-        [sys.executable, "-c", RUN_PYTEST, str(REPO / "tests"), "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-         "-p", "ipc_kernels",
-         "--rootdir", str(course.folder), "--nbval", "--nbval-kernel-name", "course",
-         "--nbval-sanitize-with", str(REPO / "book" / "sanitize.cfg"), *notebooks],
-        cwd=course.folder, env={**course.env, "JUPYTER_PATH": str(course.base / "jupyter"), "PYTHONHASHSEED": "0"},
-        capture_output=True, text=True, timeout=NBVAL_TIMEOUT_S,
-    )
-    summary = nbval.stdout.strip().splitlines()[-1] if nbval.stdout.strip() else ""
-    assert nbval.returncode == 0, f"nbval on the unpacked notebooks: {summary}\n{nbval.stdout[-6000:]}"
-    assert " passed" in summary and "failed" not in summary, summary
+class TestRussianCourse(CourseInstall):
+    edition = "ru"
+
+
+class TestEnglishCourse(CourseInstall):
+    edition = "en"
