@@ -53,7 +53,7 @@ THEME_LABELS = {
     "Toggle primary sidebar": "Показать или скрыть содержание книги",
     "Toggle secondary sidebar": "Показать или скрыть содержание страницы",
     "Skip to main content": "Перейти к тексту",
-    # book/_templates/components: the two sidebar buttons' tooltips.
+    # book/_templates/toggle-*-sidebar.html: the two sidebar buttons' tooltips.
     "Book contents": "Содержание книги",
     "Page contents": "Содержание страницы",
 }

@@ -94,7 +94,7 @@ def test_each_front_page_offers_both_editions(open_offline, root):
 def test_the_link_is_visible_and_opens_the_counterpart(open_offline, name, viewport):
     loaded = open_offline(name, viewport=viewport)
     page = loaded.page
-    switch = page.locator(".header-article a.edition-switch")
+    switch = page.locator(".bd-header-article a.edition-switch")
     assert switch.count() == 1 and switch.is_visible(), "the link to the other edition is not visible"
     box = switch.bounding_box()
     width = page.evaluate("() => document.documentElement.clientWidth")
