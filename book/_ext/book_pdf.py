@@ -40,6 +40,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-d
 # at the width left for the text, as Chromium does when it prints.
 PAGE = {"format": "A4", "width_mm": 210}
 MARGINS_MM = {"top": 16, "bottom": 18, "left": 14, "right": 14}
+PAGE_TIMEOUT_MS = 300_000
 FOOTER = '<div style="width:100%;font-size:8px;color:#555;text-align:center;">{title}</div>'
 
 
@@ -62,6 +63,9 @@ async def print_pages(files: list[tuple[Path, str]], locale: str) -> list[bytes]
         browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
             context = await browser.new_context(locale=locale)
+            # Local files, all pages at once and both editions' builds side by side:
+            # on a loaded 2-core machine a page took over Playwright's 30 s to load.
+            context.set_default_timeout(PAGE_TIMEOUT_MS)
             await context.route("**/*", lambda route: route.continue_()
                                 if route.request.url.startswith(("file:", "data:"))
                                 else route.abort())
