@@ -15,6 +15,15 @@ ifeq ($(shell uname -m),x86_64)
 export OPENBLAS_CORETYPE ?= Haswell
 endif
 JB_FLAGS := -W -n --keep-going
+# Two editions in one site: the Russian (the first edition) from the repository's
+# _config.yml and _toc.yml into _build/html, the English from book/en/_config.yml
+# and book/en/_toc.yml (its pages are book/en/) into _build/html/en. jupyter-book
+# writes a build to <path-output>/_build/html, so the English one is built in
+# _build/en and copied into place (its doctrees stay out of the site). The toc
+# path is absolute: Sphinx reads it from the source folder, the CLI from here.
+EN_DIR := book/en
+EN_BUILD := _build/en
+JB_EN := --config $(EN_DIR)/_config.yml --toc $(CURDIR)/$(EN_DIR)/_toc.yml --path-output $(EN_BUILD) $(EN_DIR)
 # pytest-xdist: one worker per core. nbval needs --dist loadscope (a notebook's
 # cells stay on one worker); the other suites' tests are independent.
 XDIST := -n auto
@@ -44,7 +53,8 @@ LAB_ARGS ?=
 # JupyterLab's own defaults.
 LAB_HIDDEN := __pycache__ *.pyc *.pyo .DS_Store *~ _ext _static _templates sanitize.cfg
 
-.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab lock clean
+.PHONY: book test lint lint-python lint-workflow unit notebooks nbval habits html browser lab lock clean \
+	editions edition-ru edition-en
 
 $(STAMP): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -79,10 +89,23 @@ book html test: $(COURSE_ZIP_EN)
 .PHONY: course
 course: $(COURSE_ZIP) $(COURSE_ZIP_EN)
 
-## book: build the HTML book (with the course zip) into _build/html and print the index page path.
+## book: build both editions of the HTML book (with the course zip) into _build/html
+## (English: _build/html/en) and print the index page path.
 book: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
-	$(BIN)/jupyter-book build $(JB_FLAGS) .
-	@echo "Book index: $(CURDIR)/_build/html/index.html"
+	@$(MAKE) --no-print-directory editions JB_BUILD_FLAGS="$(JB_FLAGS)"
+	@echo "Book index: $(CURDIR)/_build/html/index.html (English: $(CURDIR)/_build/html/en/index.html)"
+
+# The two editions' builds side by side (two jobs; each one's log printed whole
+# when it ends); JB_BUILD_FLAGS: book's incremental build or html's full one.
+editions:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target edition-ru edition-en
+
+edition-ru:
+	$(BIN)/jupyter-book build $(JB_BUILD_FLAGS) .
+
+edition-en:
+	$(BIN)/jupyter-book build $(JB_BUILD_FLAGS) $(JB_EN)
+	rm -rf _build/html/en && mkdir -p _build/html && cp -R $(EN_BUILD)/_build/html _build/html/en
 
 ## test: lint, then every part below in one pytest session (unit, nbval, habits,
 ## browser) while a fresh strict build runs beside it (its log is printed after
@@ -127,11 +150,11 @@ nbval: $(STAMP)
 habits: $(STAMP)
 	$(BIN)/python -m pytest -q $(XDIST) tests/test_notebook_habits.py tests/test_notebook_rules.py
 
-## html: a full strict rebuild (every warning fails), from an empty _build/html
-## (no file of an older build counts toward the page and size limits).
+## html: a full strict rebuild of both editions (every warning fails), from an
+## empty _build/html (no file of an older build counts toward the page and size limits).
 html: $(STAMP) $(NODE_STAMP) $(COURSE_ZIP)
-	rm -rf _build/html
-	$(BIN)/jupyter-book build --all $(JB_FLAGS) .
+	rm -rf _build/html $(EN_BUILD)
+	@$(MAKE) --no-print-directory editions JB_BUILD_FLAGS="--all $(JB_FLAGS)"
 
 ## browser: the built book in Chromium, the downloaded course in a fresh venv,
 ## the chapters in real JupyterLab. Always after a fresh build. Modules go to

@@ -14,7 +14,10 @@ HTML title, which repeats the book's title on the front page). The PDF says
 what it is: its title is ``html_title`` (Jupyter Book's ``title``), its
 author and subject ``book_pdf_author`` and ``book_pdf_subject``, its language
 ``language``; a viewer shows the title rather than the file name. An edition
-sets these in its own config.
+sets these in its own config: each edition prints its own PDF into its own
+output folder (the Russian ``llm-from-scratch-ch30-31.pdf`` in ``_build/html``,
+the English ``llm-from-scratch-ch30-31-en.pdf`` in ``_build/html/en``), and
+its front page links it.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-d
 # at the width left for the text, as Chromium does when it prints.
 PAGE = {"format": "A4", "width_mm": 210}
 MARGINS_MM = {"top": 16, "bottom": 18, "left": 14, "right": 14}
+PAGE_TIMEOUT_MS = 300_000
 FOOTER = '<div style="width:100%;font-size:8px;color:#555;text-align:center;">{title}</div>'
 
 
@@ -51,14 +55,17 @@ def reading_order(app: Sphinx) -> list[str]:
     return order
 
 
-async def print_pages(files: list[tuple[Path, str]]) -> list[bytes]:
+async def print_pages(files: list[tuple[Path, str]], locale: str) -> list[bytes]:
     """Each page printed as after Ctrl+P, all at once (Chromium renders them in parallel)."""
     from playwright.async_api import async_playwright
 
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
         try:
-            context = await browser.new_context(locale="ru-RU")
+            context = await browser.new_context(locale=locale)
+            # Local files, all pages at once and both editions' builds side by side:
+            # on a loaded 2-core machine a page took over Playwright's 30 s to load.
+            context.set_default_timeout(PAGE_TIMEOUT_MS)
             await context.route("**/*", lambda route: route.continue_()
                                 if route.request.url.startswith(("file:", "data:"))
                                 else route.abort())
@@ -95,7 +102,8 @@ def print_pdf(app: Sphinx, exception: Exception | None) -> None:
     files = [(Path(app.builder.get_outfilename(name)), app.env.titles[name].astext())
              for name in reading_order(app)]
     writer = PdfWriter()
-    for pdf in asyncio.run(print_pages(files)):
+    locale = {"ru": "ru-RU", "en": "en-US"}.get(app.config.language, app.config.language)
+    for pdf in asyncio.run(print_pages(files, locale)):
         writer.append(io.BytesIO(pdf))
     writer.add_metadata({"/Title": app.config.html_title, "/Author": app.config.book_pdf_author,
                          "/Subject": app.config.book_pdf_subject})

@@ -1,12 +1,15 @@
-"""The search page works from ``file://`` and finds Russian word forms.
+"""The search page works from ``file://`` and finds word forms, in either edition.
 
 Sphinx's search page shows a snippet of each result by fetching the result
 page, which browsers refuse from ``file://``: only titles showed. This
 extension writes ``_static/search-pages.js``, the text of every page's main
 column (its sections kept, for the anchors Sphinx looks up), and adds it to
-``search.html`` with ``book/_static/search-ru.js``, which answers those
+``search.html`` with ``book/_static/search-offline.js``, which answers those
 fetches from it and lets a query word find the pages indexed under the word
 itself as well as under its stem («голов» → «гол», but «головы» → «голов»).
+The stemmer is the edition's ``language``'s, the same in the index and in
+the page: Sphinx's Snowball Russian stemmer in the Russian edition, Porter's
+in the English one («heads» is indexed as «head», so «head» finds it).
 
 Synonyms: ``book_search_synonyms`` (the book's config, one list an edition)
 maps a word a reader may search for, which the book does not use, to the
@@ -33,7 +36,7 @@ PAGES_JS = "_static/search-pages.js"
 def add_scripts(app: Sphinx, pagename: str, templatename: str, context: dict, doctree) -> None:
     if pagename == "search" and app.builder.name == "html":
         app.add_js_file("search-pages.js")
-        app.add_js_file("search-ru.js")
+        app.add_js_file("search-offline.js")
 
 
 # A typeset formula: its hidden MathML holds the symbols a snippet can show.

@@ -1,5 +1,6 @@
-"""Russian labels that the extensions' own catalogs lack, and figure and
-exercise numbers by chapter.
+"""Each edition's labels (the ``language`` of its config): the Russian ones
+that the extensions' own catalogs lack, the English figure label, and figure
+and exercise numbers by chapter.
 
 sphinx-exercise translates "Solution to" as «Решение к», which gives the
 ungrammatical «Решение к Упражнение (30.1)», and has no entry for
@@ -11,6 +12,10 @@ Sphinx numbers figures across the whole book, so the first figure of
 chapter 31 would be «Рис. 8». A reader expects «Рис. 31.1»: the chapter
 number comes from the page name (``book/ch31-...``), then the figure's place
 in that chapter. Captions and ``{numref}`` references both read these numbers.
+
+The English edition needs no catalog: sphinx-exercise's own «Solution» is the
+title, and a figure's label is «Figure 30.1» (Sphinx's English «Fig. %s»
+becomes «Figure %s», the word the English texts use).
 
 Exercises are numbered by chapter too: ``:nonumber:`` and the number as the
 title (sphinx-exercise numbers across the book). sphinx-exercise puts a title
@@ -32,6 +37,8 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from sphinx_exercise.nodes import exercise_node
 
 LABELS = {"exercise": {"Solution": "Решение"}}
+# The figure label of an edition whose Sphinx default is not the book's word.
+FIGURE_LABELS = {"en": "Figure %s"}
 # The theme's template strings that Sphinx's and the theme's Russian catalogs
 # lack: consulted only for messages no catalog translates.
 THEME_LABELS = {
@@ -46,6 +53,9 @@ THEME_LABELS = {
     "Toggle primary sidebar": "Показать или скрыть содержание книги",
     "Toggle secondary sidebar": "Показать или скрыть содержание страницы",
     "Skip to main content": "Перейти к тексту",
+    # book/_templates/toggle-*-sidebar.html: the two sidebar buttons' tooltips.
+    "Book contents": "Содержание книги",
+    "Page contents": "Содержание страницы",
 }
 CHAPTER_PAGE = re.compile(r"(?:^|/)ch(\d+)-")
 EXERCISE_NUMBER = re.compile(r"\d+(\.\d+)*")
@@ -70,6 +80,13 @@ class Fallback(gettext.NullTranslations):
 
     def gettext(self, message: str) -> str:
         return self.labels.get(message, message)
+
+
+def figure_label(app: Sphinx, config) -> None:
+    """«Figure 30.1»: after Sphinx has filled numfig_format from the language (priority 800)."""
+    label = FIGURE_LABELS.get(config.language)
+    if label is not None:
+        config.numfig_format["figure"] = label
 
 
 def install(app: Sphinx) -> None:
@@ -122,6 +139,7 @@ class ExerciseNumbers(SphinxPostTransform):
 
 
 def setup(app: Sphinx) -> dict:
+    app.connect("config-inited", figure_label, priority=900)
     app.connect("builder-inited", install)
     # After Sphinx's own numbering (the toctree collector, priority 500).
     app.connect("env-get-updated", number_by_chapter, priority=900)

@@ -1,18 +1,34 @@
 // The book's own behaviour on top of the theme (added by book/_ext/page_assets.py).
 "use strict";
 (() => {
-  // Screen-reader labels that the extensions and the theme hard-code in
-  // English (the two sidebar tooltips are template overrides: book/_templates).
-  const LABELS = {
-    "Toggle hidden content": "Показать или скрыть",
-    "Main": "Содержание книги",
-    "Page": "Страница",
+  // The words this script writes, in the page's language (each edition's
+  // pages are lang="ru" or lang="en").
+  const WORDS = {
+    ru: {
+      // Screen-reader labels that the extensions and the theme hard-code in
+      // English (the two sidebar tooltips are template overrides: book/_templates).
+      labels: {
+        "Toggle hidden content": "Показать или скрыть",
+        "Main": "Содержание книги",
+        "Page": "Страница",
+      },
+      fullSize: "Открыть рисунок в полном размере",
+      solutions: "Решения упражнений",
+      moved: "Решение — в конце страницы, в разделе «Решения упражнений».",
+    },
+    en: {
+      labels: {},
+      fullSize: "Open the figure at full size",
+      solutions: "Solutions to the exercises",
+      moved: "The solution is at the end of the page, under “Solutions to the exercises”.",
+    },
   };
+  const words = WORDS[document.documentElement.lang] || WORDS.en;
 
   function translateLabels() {
-    for (const [english, russian] of Object.entries(LABELS)) {
+    for (const [english, translated] of Object.entries(words.labels)) {
       document.querySelectorAll(`[aria-label="${english}"]`)
-        .forEach((el) => el.setAttribute("aria-label", russian));
+        .forEach((el) => el.setAttribute("aria-label", translated));
     }
   }
 
@@ -26,13 +42,13 @@
         if (parent && parent.classList.contains("image-reference")
             && parent.getAttribute("href") === img.getAttribute("src")) {
           parent.classList.add("figure-full");
-          parent.title = "Открыть рисунок в полном размере";
+          parent.title = words.fullSize;
         }
         if (parent) return;
         const link = document.createElement("a");
         link.href = img.getAttribute("src");
         link.className = "figure-full";
-        link.title = "Открыть рисунок в полном размере";
+        link.title = words.fullSize;
         img.replaceWith(link);
         link.appendChild(img);
       });
@@ -60,7 +76,7 @@
       const section = document.createElement("section");
       section.className = "print-solutions";
       const heading = document.createElement("h2");
-      heading.textContent = "Решения упражнений";
+      heading.textContent = words.solutions;
       section.appendChild(heading);
       const exercises = [...article.querySelectorAll(".exercise")];
       for (const solution of solutions) {
@@ -69,7 +85,7 @@
         const name = before ? before.querySelector(".admonition-title").textContent.trim() : "";
         const note = document.createElement("p");
         note.className = "print-solutions-note";
-        note.textContent = `Решение — в конце страницы, в разделе «Решения упражнений».`;
+        note.textContent = words.moved;
         solution.before(note);
         // The title's text node only: the fold button inside keeps its handlers.
         const title = solution.querySelector(":scope > .admonition-title");

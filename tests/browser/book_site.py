@@ -1,7 +1,15 @@
 """Where the built book is and which pages it has, plus browser helpers.
 
-The tests read the pages listed in ``_toc.yml`` from ``_build/html`` (built by
-``make html``) and open them in Debian's Chromium through Playwright, with the
+The site holds two editions (``make html`` builds both): the Russian one from
+``_config.yml`` and ``_toc.yml`` into ``_build/html`` (its pages in ``book/``),
+the English one from ``book/en/_config.yml`` and ``book/en/_toc.yml`` into
+``_build/html/en``. A page is named by its place in ``_build/html`` without
+``.html``: ``book/ch30-checks``, ``en/ch30-checks``. ``EDITIONS`` holds each
+edition's pages and config; ``ALL_PAGES``, ``CHAPTER_PAGES``, ``MAIN_PAGES``,
+``EXERCISE_PAGES`` and ``ROOT_PAGE`` are the Russian edition's (the course zip
+and JupyterLab tests use them), ``EVERY_PAGE`` and its kin both editions'.
+
+The tests open the pages in Debian's Chromium through Playwright, with the
 network cut off: every request that is not a ``file://`` URL is recorded and
 aborted, so a page that needs another host shows up as a failure. Pages open
 in a 1280 x 900 window, where the book's text column is 672 CSS px wide.
@@ -58,27 +66,97 @@ def _toc_docnames(toc: dict) -> list[str]:
     return [re.sub(r"\.(ipynb|md)$", "", name) for name in names]
 
 
-def _load_toc() -> dict:
-    with TOC_PATH.open(encoding="utf-8") as f:
+def _load_yaml(path: Path) -> dict:
+    with path.open(encoding="utf-8") as f:
         return yaml.safe_load(f)
 
 
-TOC = _load_toc()
-# The book's own settings (_config.yml): what an edition configures.
-with (REPO / "_config.yml").open(encoding="utf-8") as _config:
-    BOOK_CONFIG = yaml.safe_load(_config)
-SPHINX_CONFIG = BOOK_CONFIG["sphinx"]["config"]
-ALL_PAGES = _toc_docnames(TOC)
-ROOT_PAGE = ALL_PAGES[0]
-CHAPTER_PAGES = [name for name in ALL_PAGES if CHAPTER_NAME.match(Path(name).name)]
-# A chapter's main page is its entry in the toc; its section pages (the deep
-# dives and the checks) hang below it.
-MAIN_PAGES = [re.sub(r"\.(ipynb|md)$", "", entry["file"]) for entry in TOC.get("chapters", [])
-              if CHAPTER_NAME.match(Path(entry.get("file", "")).name)]
-# The pages with checked exercises: every main page, and the section pages whose
-# notebook has an {exercise} of its own (the labs' exercises sit with the labs).
-EXERCISE_PAGES = [name for name in CHAPTER_PAGES
-                  if name in MAIN_PAGES or "{exercise}" in (REPO / f"{name}.ipynb").read_text(encoding="utf-8")]
+@dataclass(frozen=True)
+class Edition:
+    """One edition of the site: its config and toc, where its sources and pages are."""
+
+    language: str
+    # Its folder in _build/html ("" or "en/") and the folder its toc's files are in.
+    prefix: str
+    source: Path
+    config: dict = field(repr=False)
+    toc: dict = field(repr=False)
+
+    @property
+    def sphinx(self) -> dict:
+        return self.config["sphinx"]["config"]
+
+    @property
+    def html_dir(self) -> Path:
+        return HTML_DIR / self.prefix
+
+    @property
+    def pdf(self) -> Path:
+        return self.html_dir / self.sphinx["book_pdf_filename"]
+
+    @property
+    def search(self) -> str:
+        return f"{self.prefix}search.html"
+
+    @property
+    def pages(self) -> list[str]:
+        return [self.prefix + name for name in _toc_docnames(self.toc)]
+
+    @property
+    def root(self) -> str:
+        return self.pages[0]
+
+    @property
+    def chapter_pages(self) -> list[str]:
+        return [name for name in self.pages if CHAPTER_NAME.match(Path(name).name)]
+
+    @property
+    def main_pages(self) -> list[str]:
+        """A chapter's main page is its entry in the toc; its section pages (the
+        deep dives and the checks) hang below it."""
+        return [self.prefix + re.sub(r"\.(ipynb|md)$", "", entry["file"]) for entry in self.toc.get("chapters", [])
+                if CHAPTER_NAME.match(Path(entry.get("file", "")).name)]
+
+    @property
+    def exercise_pages(self) -> list[str]:
+        """Every main page, and the section pages whose notebook has an {exercise}
+        of its own (the labs' exercises sit with the labs)."""
+        return [name for name in self.chapter_pages
+                if name in self.main_pages or (self.source_file(name).is_file() and "{exercise}"
+                                               in self.source_file(name).read_text(encoding="utf-8"))]
+
+    def source_file(self, name: str) -> Path:
+        return self.source / f"{name[len(self.prefix):]}.ipynb"
+
+
+EDITIONS = (
+    Edition("ru", "", REPO, _load_yaml(REPO / "_config.yml"), _load_yaml(TOC_PATH)),
+    Edition("en", "en/", REPO / "book" / "en", _load_yaml(REPO / "book" / "en" / "_config.yml"),
+            _load_yaml(REPO / "book" / "en" / "_toc.yml")),
+)
+RUSSIAN = EDITIONS[0]
+
+
+def edition_of(name: str) -> Edition:
+    """The edition a page (``en/ch30-checks``, ``en/search.html``) belongs to."""
+    return next(edition for edition in reversed(EDITIONS) if name.startswith(edition.prefix))
+
+
+# The Russian edition (the first): the course zip and JupyterLab tests read these.
+TOC = RUSSIAN.toc
+BOOK_CONFIG = RUSSIAN.config
+SPHINX_CONFIG = RUSSIAN.sphinx
+ALL_PAGES = RUSSIAN.pages
+ROOT_PAGE = RUSSIAN.root
+CHAPTER_PAGES = RUSSIAN.chapter_pages
+MAIN_PAGES = RUSSIAN.main_pages
+EXERCISE_PAGES = RUSSIAN.exercise_pages
+# Both editions' pages: the built site's tests run over these.
+EVERY_PAGE = [name for edition in EDITIONS for name in edition.pages]
+EVERY_CHAPTER_PAGE = [name for edition in EDITIONS for name in edition.chapter_pages]
+EVERY_MAIN_PAGE = [name for edition in EDITIONS for name in edition.main_pages]
+EVERY_EXERCISE_PAGE = [name for edition in EDITIONS for name in edition.exercise_pages]
+ROOT_PAGES = [edition.root for edition in EDITIONS]
 
 
 def chapter_of(docname: str) -> str:

@@ -20,6 +20,7 @@ from book_site import (
     TIMEOUT_MS,
     VIEWPORT,
     OfflinePage,
+    edition_of,
     page_path,
 )
 
@@ -107,7 +108,8 @@ def open_offline(browser, built_site):
         path = built_site / target if target.endswith(".html") else page_path(target)
         if not path.is_file():
             pytest.fail(f"{path} is missing from the build: run `make html` first.")
-        context = browser.new_context(locale="ru-RU", viewport=viewport or VIEWPORT)
+        locale = {"ru": "ru-RU", "en": "en-US"}[edition_of(target).language]
+        context = browser.new_context(locale=locale, viewport=viewport or VIEWPORT)
         context.set_default_timeout(TIMEOUT_MS)
         contexts.append(context)
         result = OfflinePage(page=None)

@@ -1,26 +1,30 @@
-"""The book reads well everywhere (issue 22): light pages, icons, print and
-PDF, phones, offline search.
+"""The book reads well everywhere (issue 22), in both editions (issue 29): light
+pages, icons, print and PDF, phones, offline search.
 
-* a chapter page at 1280 px, read to its end, loads at most 1.5 MB in at most
+* every page at 1280 px, read to its end, loads at most 2.0 MB in at most
   20 requests (every local file it asks for, at its size on disk); the whole
-  `_build/html` (PDF and course zip included) is at most 16 MB;
+  `_build/html` (both editions, both PDFs and course zips included) is at most
+  48 MB;
 * every Font Awesome icon the page draws is in the cut-down icon font, and
   the theme's 1.5 MB fontawesome.js is neither loaded nor shipped; the
   template override that drops it is the pinned theme's file minus that line;
 * printed (print media, `beforeprint` fired as a browser does), a chapter
   shows no fold control or hint, no solution before its last exercise, and
   its folded content (the notation table, hidden cells) open;
-* the PDF opens, has a page for each part of the book and extractable
-  Cyrillic text with every chapter's title; its title, author, subject and
-  language are the book's, each page's footer is its page's title once, and
-  no exercise number stands in parentheses;
+* each edition's PDF opens, has a page for each part of the book and
+  extractable text in its language (Cyrillic in the Russian one) with every
+  chapter's title; its title, author, subject and language are the edition's,
+  each page's footer is its page's title once, and no exercise number stands
+  in parentheses;
 * printed at the width an A4 page leaves for the text, no line of code or
   output wraps (a solution's code broke mid-expression), and a line too long
   would wrap at a space;
-* at 390 x 844 no page scrolls sideways, the text hyphenates in Russian, and
-  each figure links to its full-size image;
-* from file://, search finds both chapters for «голов» and «внимание» with a
-  snippet for each result, and a synonym the book does not use (its config's
+* at 390 x 844 no page scrolls sideways, the text hyphenates in its edition's
+  language, and each figure links to its full-size image;
+* from file://, each edition's search finds both chapters for its words
+  («голов» and «внимание»; "head" and "attention") with a snippet for each
+  result, an English word finds its other forms ("head" finds what "heads"
+  finds), and a synonym the book does not use (its config's
   ``book_search_synonyms``, «прогрев») finds what the word it uses finds.
 
 Each page opens once for this module (`open_offline`); print media comes
@@ -37,15 +41,13 @@ from urllib.parse import quote, unquote, urlparse
 import pydata_sphinx_theme
 import pytest
 from book_site import (
-    ALL_PAGES,
-    BOOK_CONFIG,
-    CHAPTER_PAGES,
-    EXERCISE_PAGES,
-    HTML_DIR,
-    MAIN_PAGES,
+    EDITIONS,
+    EVERY_CHAPTER_PAGE,
+    EVERY_EXERCISE_PAGE,
+    EVERY_PAGE,
     REPO,
-    SPHINX_CONFIG,
     TIMEOUT_MS,
+    edition_of,
     page_path,
 )
 
@@ -54,13 +56,18 @@ import book_pdf  # the PDF's page and margins: the width a printed page has
 
 MAX_PAGE_BYTES = 2_000_000  # figures are stored at 2x (HiDPI)
 MAX_REQUESTS = 20
-MAX_SITE_BYTES = 24_000_000  # with the PDF and the course zip
+MAX_SITE_BYTES = 48_000_000  # both editions, with their PDFs and course zips
 PHONE = {"width": 390, "height": 844}
-PDF = HTML_DIR / SPHINX_CONFIG["book_pdf_filename"]
+BY_EDITION = {"ids": lambda edition: edition.language}
 # The width Chromium lays a page out at when it prints it on A4 (CSS px).
 PRINTED_WIDTH = round((book_pdf.PAGE["width_mm"] - book_pdf.MARGINS_MM["left"] - book_pdf.MARGINS_MM["right"])
                       / 25.4 * 96)
-FOLD_TEXT = ("Нажмите, чтобы", "Toggle", "Показать или скрыть")
+FOLD_TEXT = ("Нажмите, чтобы", "Toggle", "Показать или скрыть", "Click to show", "Click to hide")
+# What book.js heads the printed solutions with; the chapter's notation dropdown.
+PRINT_WORDS = {"ru": {"solutions": "Решения упражнений", "notation": "Обозначения"},
+               "en": {"solutions": "Solutions to the exercises", "notation": "Notation"}}
+# Search words that both chapters use, in each edition.
+SEARCH_WORDS = {"ru": ["голов", "внимание"], "en": ["head", "attention"]}
 
 READ_TO_THE_END_JS = """async () => {
   for (let y = 0; y < document.body.scrollHeight; y += 600) {
@@ -116,7 +123,7 @@ def local_file(url: str) -> Path | None:
     return Path(unquote(urlparse(url).path)) if url.startswith("file:") else None
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_page_is_light(open_offline, docname):
     """Every page, read to the end: at most MAX_REQUESTS files and MAX_PAGE_BYTES bytes."""
     loaded = open_offline(docname)
@@ -134,8 +141,10 @@ def test_page_is_light(open_offline, docname):
 def test_built_book_is_small(built_site):
     files = [f for f in built_site.rglob("*") if f.is_file()]
     total = sum(f.stat().st_size for f in files)
-    assert PDF in files, f"{PDF} is missing"
-    assert any(f.suffix == ".zip" for f in files), "the course zip is missing"
+    for edition in EDITIONS:
+        assert edition.pdf in files, f"{edition.pdf} is missing"
+        zips = list((edition.html_dir / "_downloads").glob("*/*.zip"))
+        assert zips, f"the {edition.language} edition's course zip is missing"
     assert total <= MAX_SITE_BYTES, (
         f"_build/html holds {total} bytes (at most {MAX_SITE_BYTES}); biggest: "
         f"{sorted((f.stat().st_size, str(f.relative_to(built_site))) for f in files)[-5:]}")
@@ -153,19 +162,19 @@ def test_fontawesome_override_is_the_pinned_themes_file():
     assert len(expected) < len(theme), "the theme no longer loads fontawesome.js: drop the override"
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_every_icon_shows(open_offline, docname):
     loaded = open_offline(docname)
     page = loaded.page
     assert not page.locator("script[src*='fontawesome']").count(), "fontawesome.js is loaded"
-    assert not (HTML_DIR / "_static" / "scripts" / "fontawesome.js").exists()
+    assert not (edition_of(docname).html_dir / "_static" / "scripts" / "fontawesome.js").exists()
     icons = page.evaluate(ICONS_JS)
     assert icons, "no icon found: the check would pass vacuously"
     missing = [f"{i['where']} U+{i['code']} ({i['weight']})" for i in icons if not i["shown"]]
     assert not missing, "icons the cut-down font does not draw: " + ", ".join(missing)
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_nothing_scrolls_sideways_on_a_phone(open_offline, docname):
     page = open_offline(docname, viewport=PHONE).page
     page.evaluate(READ_TO_THE_END_JS)
@@ -180,7 +189,7 @@ def test_nothing_scrolls_sideways_on_a_phone(open_offline, docname):
     assert wide["page"] <= wide["window"], f"the page scrolls sideways at 390 px: {wide}"
     style = page.evaluate("""() => { const p = document.querySelector('article p');
         return {lang: document.documentElement.lang, hyphens: getComputedStyle(p).hyphens}; }""")
-    assert style == {"lang": "ru", "hyphens": "auto"}, style
+    assert style == {"lang": edition_of(docname).language, "hyphens": "auto"}, style
     # A figure shrinks to the phone's width; a tap opens it at full size.
     unlinked = page.evaluate("""() => [...document.querySelectorAll('article figure img')]
         .filter(img => { const a = img.closest('a.figure-full');
@@ -196,11 +205,13 @@ def test_nothing_scrolls_sideways_on_a_phone(open_offline, docname):
     assert not squashed, f"figures out of proportion at 390 px: {squashed}"
 
 
-@pytest.mark.parametrize("query", ["голов", "внимание"])
-def test_search_from_file_finds_both_chapters_with_snippets(open_offline, query):
-    loaded = open_offline("search.html", "?q=" + quote(query))
+@pytest.mark.parametrize(("edition", "query"), [(edition, query) for edition in EDITIONS
+                                                 for query in SEARCH_WORDS[edition.language]],
+                         ids=lambda value: getattr(value, "language", value))
+def test_search_from_file_finds_both_chapters_with_snippets(open_offline, edition, query):
+    loaded = open_offline(edition.search, "?q=" + quote(query))
     page = loaded.page
-    wanted = [f"{name}.html" for name in MAIN_PAGES]
+    wanted = [f"{name.removeprefix(edition.prefix)}.html" for name in edition.main_pages]
     page.wait_for_function(
         """wanted => { const items = [...document.querySelectorAll('#search-results ul.search li')];
           return wanted.every(w => items.some(li => {
@@ -219,9 +230,9 @@ def test_search_from_file_finds_both_chapters_with_snippets(open_offline, query)
     loaded.assert_no_network()
 
 
-def search_results(open_offline, query: str) -> dict[str, str]:
-    """The pages search.html finds for ``query`` from file://, each with its snippet."""
-    loaded = open_offline("search.html", "?q=" + quote(query))
+def search_results(open_offline, query: str, edition=EDITIONS[0]) -> dict[str, str]:
+    """The pages an edition's search.html finds for ``query`` from file://, each with its snippet."""
+    loaded = open_offline(edition.search, "?q=" + quote(query))
     # Finished: Sphinx replaces the heading's text, and the pulsing dots in it.
     loaded.page.wait_for_function(
         "() => { const h = document.querySelector('#search-results h2'); return h && !h.querySelector('span'); }",
@@ -233,13 +244,27 @@ def search_results(open_offline, query: str) -> dict[str, str]:
                     (li.querySelector('p.context') || {}).textContent || ''])"""))
 
 
-@pytest.mark.parametrize("word", sorted(SPHINX_CONFIG.get("book_search_synonyms", {})))
-def test_a_synonym_finds_what_the_word_of_the_book_finds(open_offline, word):
+def test_an_english_word_finds_its_other_forms(open_offline):
+    """Porter's stemmer in the English edition's index and search page: "head"
+    and "heads" find the same pages, both chapters among them, and a snippet
+    shows the form the page uses."""
+    english = next(edition for edition in EDITIONS if edition.language == "en")
+    head, heads = search_results(open_offline, "head", english), search_results(open_offline, "heads", english)
+    wanted = {f"{name.removeprefix(english.prefix)}.html" for name in english.main_pages}
+    assert wanted <= set(head), f"«head» finds {sorted(head)}"
+    assert sorted(head) == sorted(heads), f"«head» finds {sorted(head)}, «heads» {sorted(heads)}"
+    assert any("heads" in snippet.lower() for snippet in head.values()), head
+
+
+@pytest.mark.parametrize(("edition", "word"), [(edition, word) for edition in EDITIONS
+                                                for word in sorted(edition.sphinx.get("book_search_synonyms", {}))],
+                         ids=lambda value: getattr(value, "language", value))
+def test_a_synonym_finds_what_the_word_of_the_book_finds(open_offline, edition, word):
     """«прогрев» finds the pages about «разогрев» (it found two unrelated pages
     through «программ»), each with a snippet showing the book's word."""
-    said = SPHINX_CONFIG["book_search_synonyms"][word]
-    wanted = search_results(open_offline, said)
-    found = search_results(open_offline, word)
+    said = edition.sphinx["book_search_synonyms"][word]
+    wanted = search_results(open_offline, said, edition)
+    found = search_results(open_offline, word, edition)
     assert wanted, f"«{said}» finds nothing"
     assert sorted(found) == sorted(wanted), f"«{word}» finds {sorted(found)}, «{said}» finds {sorted(wanted)}"
     stem = said.lower()[:5]
@@ -268,25 +293,26 @@ def page_title(docname: str) -> str:
     return " ".join(re.sub(r"<[^>]+>", "", heading[1]).split())
 
 
-def test_pdf_says_what_it_is_and_each_footer_names_its_page_once(built_site):
-    """Metadata from the book's config (the title was «Project name not set»),
+@pytest.mark.parametrize("edition", EDITIONS, **BY_EDITION)
+def test_pdf_says_what_it_is_and_each_footer_names_its_page_once(built_site, edition):
+    """Metadata from the edition's config (the title was «Project name not set»),
     each page's footer its page's title (the front page's repeated the book's
     title twice), and «Упражнение 30.1» without parentheses."""
     from pypdf import PdfReader
     from pypdf.generic import BooleanObject
 
-    reader = PdfReader(PDF)
+    reader = PdfReader(edition.pdf)
     info = reader.metadata
     assert (info.title, info.author, info.subject) == (
-        BOOK_CONFIG["title"], SPHINX_CONFIG["book_pdf_author"], SPHINX_CONFIG["book_pdf_subject"]), info
-    assert reader.trailer["/Root"].get("/Lang") == SPHINX_CONFIG["language"]
+        edition.config["title"], edition.sphinx["book_pdf_author"], edition.sphinx["book_pdf_subject"]), info
+    assert reader.trailer["/Root"].get("/Lang") == edition.sphinx["language"]
     assert reader.trailer["/Root"]["/ViewerPreferences"].get("/DisplayDocTitle") == BooleanObject(True)
-    titles = {page_title(docname) for docname in ALL_PAGES}
+    titles = {page_title(docname) for docname in edition.pages}
     footers = [pdf_footers(page) for page in reader.pages]
-    assert footers[0] == page_title(ALL_PAGES[0]), f"page 1's footer: {footers[0]!r}"
+    assert footers[0] == page_title(edition.root), f"page 1's footer: {footers[0]!r}"
     wrong = sorted({footer for footer in footers if footer not in titles})
     assert not wrong, f"footers that are not a page's title once: {wrong[:5]}"
-    chapters = "|".join(re.match(r"ch(\d+)", Path(d).name)[1] for d in CHAPTER_PAGES)
+    chapters = "|".join(re.match(r"ch(\d+)", Path(d).name)[1] for d in edition.chapter_pages)
     text = " ".join(page.extract_text() for page in reader.pages)
     numbered = re.findall(rf".{{0,20}}\((?:{chapters})\.\d+\)", text)
     assert not numbered, f"exercise numbers in parentheses: {numbered[:5]}"
@@ -306,7 +332,7 @@ PRINTED_CODE_JS = """() => [...document.querySelectorAll('article.bd-article pre
 })"""
 
 
-@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+@pytest.mark.parametrize("docname", EVERY_CHAPTER_PAGE)
 def test_printed_code_fits_an_a4_page_unwrapped(open_offline, docname):
     page = open_offline(docname, viewport={"width": PRINTED_WIDTH, "height": 900}).page
     page.emulate_media(media="print")
@@ -319,27 +345,36 @@ def test_printed_code_fits_an_a4_page_unwrapped(open_offline, docname):
     assert not anywhere, f"a too long line would break inside a word (overflow-wrap: {anywhere})"
 
 
-def test_pdf_has_the_books_pages_in_russian(built_site):
+# Letters of each edition's language, and how many a PDF must have at least.
+LETTERS = {"ru": r"[а-яё]", "en": r"[a-z]"}
+
+
+@pytest.mark.parametrize("edition", EDITIONS, **BY_EDITION)
+def test_pdf_has_the_books_pages_in_its_language(built_site, edition):
     from pypdf import PdfReader
 
-    assert PDF.is_file(), f"{PDF} is missing: the build prints it (book/_ext/book_pdf.py)"
-    intro = page_path(ALL_PAGES[0]).read_text(encoding="utf-8")
-    assert PDF.name in intro, "the front page does not link the PDF"
-    reader = PdfReader(PDF)
-    assert len(reader.pages) >= 2 * len(CHAPTER_PAGES), len(reader.pages)
+    pdf = edition.pdf
+    assert pdf.is_file(), f"{pdf} is missing: the build prints it (book/_ext/book_pdf.py)"
+    intro = page_path(edition.root).read_text(encoding="utf-8")
+    assert re.search(rf'href="{re.escape(pdf.name)}"|href="\.\./{re.escape(pdf.name)}"', intro), (
+        f"the front page does not link its own PDF, {pdf.name}")
+    others = [other.pdf.name for other in EDITIONS if other != edition]
+    assert not [name for name in others if name in intro], "the front page links the other edition's PDF"
+    reader = PdfReader(pdf)
+    assert len(reader.pages) >= 2 * len(edition.chapter_pages), len(reader.pages)
     titles = {}
-    for docname in CHAPTER_PAGES:
+    for docname in edition.chapter_pages:
         title = re.search(r"<h1>(.*?)<a", page_path(docname).read_text(encoding="utf-8"), re.S)
         titles[docname] = " ".join(re.sub(r"<[^>]+>", "", title[1]).split()[:3])
     # Page by page until every chapter's title and plenty of Cyrillic were seen.
-    text, cyrillic = "", 0
+    text, letters = "", 0
     for page in reader.pages:
         page_text = re.sub(r"\s+", " ", page.extract_text() or "")
         text += page_text
-        cyrillic += len(re.findall(r"[а-яё]", page_text, re.I))
-        if cyrillic > 10_000 and all(t in text for t in titles.values()):
+        letters += len(re.findall(LETTERS[edition.language], page_text, re.I))
+        if letters > 10_000 and all(t in text for t in titles.values()):
             break
-    assert cyrillic > 10_000, f"little Cyrillic text in the PDF ({cyrillic} letters)"
+    assert letters > 10_000, f"little {edition.language} text in the PDF ({letters} letters)"
     missing = [f"{d}: {t!r}" for d, t in titles.items() if t not in text]
     assert not missing, f"chapter titles not in the PDF: {missing}"
 
@@ -375,9 +410,10 @@ PRINT_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+@pytest.mark.parametrize("docname", EVERY_CHAPTER_PAGE)
 def test_printed_chapter_shows_everything_once_and_in_order(open_offline, docname):
-    main = docname in EXERCISE_PAGES  # a page with exercises prints their solutions at its end
+    main = docname in EVERY_EXERCISE_PAGE  # a page with exercises prints their solutions at its end
+    words = PRINT_WORDS[edition_of(docname).language]
     page = open_offline(docname).page
     page.wait_for_function("() => document.querySelectorAll('article .toggle-button').length"
                            " >= document.querySelectorAll('article .dropdown').length")
@@ -391,9 +427,9 @@ def test_printed_chapter_shows_everything_once_and_in_order(open_offline, docnam
     assert printed["closed"] == 0 and printed["hidden"] == 0, printed
     assert all(d["open"] and all(d["tables"]) for d in printed["notation"]), (
         f"a dropdown (or its table, such as the notation) is not printed: {printed['notation']}")
-    if "Обозначения" in page.content():
+    if words["notation"] in page.content():
         assert any(d["tables"] for d in printed["notation"]), "the chapter's notation table is not a dropdown any more"
-    assert "Решения упражнений" in printed["text"] or not main
+    assert words["solutions"] in printed["text"] or not main
     chapter = re.match(r"ch(\d+)", Path(docname).name)[1]
     numbered = re.findall(rf".{{0,20}}\({chapter}\.\d+\)", printed["text"])
     assert not numbered, f"exercise numbers in parentheses in print: {numbered[:3]}"

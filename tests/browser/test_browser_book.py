@@ -1,8 +1,8 @@
 """The built book in a real browser with no network: formulas, images, solutions.
 
 Run after `make html`: `make browser` (= pytest -q tests/browser).
-Pages come from _toc.yml: the root page, every chapter (files named ch<number>...)
-and every other listed page. Each page opens once for this module (the
+Pages come from both editions' tocs (_toc.yml, book/en/_toc.yml): the root
+page, every chapter (files named ch<number>...) and every other listed page. Each page opens once for this module (the
 `open_offline` fixture); the test that clicks the solutions comes last.
 """
 
@@ -13,21 +13,24 @@ from pathlib import Path
 
 import pytest
 from book_site import (
-    ALL_PAGES,
     CHAPTER_PAGES,
-    EXERCISE_PAGES,
-    MAIN_PAGES,
+    EDITIONS,
+    EVERY_CHAPTER_PAGE,
+    EVERY_EXERCISE_PAGE,
+    EVERY_MAIN_PAGE,
+    EVERY_PAGE,
     REPO,
-    ROOT_PAGE,
+    ROOT_PAGES,
     TIMEOUT_MS,
+    edition_of,
     page_path,
     wait_for_images,
 )
 
 IMAGE_FILE = re.compile(r"\.(png|jpe?g|gif|svg|webp)$", re.IGNORECASE)
 
-# Pages whose text has formulas: the front page and every chapter.
-MATH_PAGES = [ROOT_PAGE] + [p for p in CHAPTER_PAGES if p != ROOT_PAGE]
+# Pages whose text has formulas: each edition's front page and every chapter.
+MATH_PAGES = ROOT_PAGES + EVERY_CHAPTER_PAGE
 
 # Math left untypeset, or MathJax errors: each entry describes one problem.
 # The formulas are typeset when the book is built (book/_ext/prerender_math.py):
@@ -70,23 +73,26 @@ IMAGES_JS = """() => [...document.images].map(img => ({
 
 def test_toc_has_chapters():
     """The page lists come from _toc.yml; without chapters the checks below would be empty."""
-    assert CHAPTER_PAGES, f"no chapter files (named ch<number>...) in _toc.yml: {ALL_PAGES}"
+    assert CHAPTER_PAGES, f"no chapter files (named ch<number>...) in _toc.yml: {CHAPTER_PAGES}"
     assert any(Path(p).name.startswith("ch30") for p in CHAPTER_PAGES), CHAPTER_PAGES
+    for edition in EDITIONS[1:]:
+        assert [Path(p).name for p in edition.chapter_pages] == [Path(p).name for p in CHAPTER_PAGES]
 
 
-def test_index_opens_the_front_page(open_offline):
-    loaded = open_offline("index.html")
-    loaded.page.wait_for_url(f"**/{ROOT_PAGE}.html", timeout=TIMEOUT_MS)
+@pytest.mark.parametrize("edition", EDITIONS, ids=lambda e: e.language)
+def test_index_opens_the_front_page(open_offline, edition):
+    loaded = open_offline(f"{edition.prefix}index.html")
+    loaded.page.wait_for_url(f"**/{edition.root}.html", timeout=TIMEOUT_MS)
     loaded.assert_no_network()
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_page_works_offline(open_offline, docname):
-    """Russian page, every formula typeset, every image loaded with alt text, no
-    error (thrown or logged to the console), no other host."""
+    """A page in its edition's language, every formula typeset, every image
+    loaded with alt text, no error (thrown or logged to the console), no other host."""
     loaded = open_offline(docname)
     page = loaded.page
-    assert page.evaluate("() => document.documentElement.lang") == "ru"
+    assert page.evaluate("() => document.documentElement.lang") == edition_of(docname).language
 
     problems = page.evaluate(MATH_PROBLEMS_JS)
     assert not problems, "\n".join(problems)
@@ -121,7 +127,7 @@ def test_formulas_are_typeset_in_the_html(built_site, docname):
     assert "mathjax" not in " ".join(re.findall(r"<script[^>]*>", text)).lower()
 
 
-@pytest.mark.parametrize("docname", MAIN_PAGES)
+@pytest.mark.parametrize("docname", EVERY_MAIN_PAGE)
 def test_chapter_has_figures_and_exercises(open_offline, docname):
     """A chapter's main page shows at least one figure, one exercise and one solution."""
     loaded = open_offline(docname)
@@ -133,7 +139,7 @@ def test_chapter_has_figures_and_exercises(open_offline, docname):
     loaded.assert_no_network()
 
 
-@pytest.mark.parametrize("docname", EXERCISE_PAGES)
+@pytest.mark.parametrize("docname", EVERY_EXERCISE_PAGE)
 def test_solutions_are_closed_until_clicked(open_offline, docname):
     """sphinx-exercise renders a `:class: dropdown` solution as
     <div class="solution dropdown admonition">; sphinx-togglebutton then adds the
@@ -177,10 +183,10 @@ def test_solutions_are_closed_until_clicked(open_offline, docname):
     loaded.assert_no_network()
 
 
-@pytest.mark.parametrize("docname", EXERCISE_PAGES)
+@pytest.mark.parametrize("docname", EVERY_EXERCISE_PAGE)
 def test_exercise_titles_are_the_label_and_the_chapters_number(open_offline, docname):
-    """«Упражнение 30.1», as the checks call it: not «Упражнение (30.1)», the
-    parentheses sphinx-exercise puts around a title (book/_ext/russian_labels.py)."""
+    """«Упражнение 30.1» (Exercise 30.1), as the checks call it: not «Упражнение
+    (30.1)», the parentheses sphinx-exercise puts around a title (book/_ext/russian_labels.py)."""
     chapter = re.match(r"ch(\d+)", Path(docname).name)[1]
     titles = open_offline(docname).page.evaluate(
         "() => [...document.querySelectorAll('.exercise > .admonition-title')].map(t => t.textContent.trim())")
@@ -194,12 +200,13 @@ def test_exercise_titles_are_the_label_and_the_chapters_number(open_offline, doc
 REPOSITORY_NEEDS = ("Python 3.11", "make", "Node.js 18", "npm", "Chromium")
 
 
-def test_front_page_names_every_requirement_of_the_repository(built_site):
+@pytest.mark.parametrize("root", ROOT_PAGES)
+def test_front_page_names_every_requirement_of_the_repository(built_site, root):
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Two commands", 1)[1].split("\n## ", 1)[0]
     unlisted = [need for need in REPOSITORY_NEEDS if need not in section]
     assert not unlisted, f"README.md's «Two commands» does not name {unlisted}"
-    paragraphs = re.findall(r"<p>(.*?)</p>", page_path(ROOT_PAGE).read_text(encoding="utf-8"), re.S)
+    paragraphs = re.findall(r"<p>(.*?)</p>", page_path(root).read_text(encoding="utf-8"), re.S)
     texts = [" ".join(re.sub(r"<[^>]+>", "", p).split()) for p in paragraphs]
     paragraph = next((p for p in texts if "make" in p and "Python 3.11" in p), "")
     missing = [need for need in REPOSITORY_NEEDS if need not in paragraph]

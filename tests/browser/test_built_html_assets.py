@@ -66,8 +66,9 @@ class _RemoteAssets(HTMLParser):
 def _pages():
     for path in sorted(HTML_DIR.rglob("*.html")):
         rel = path.relative_to(HTML_DIR)
-        # _static/*.html are theme templates and _sources holds page sources.
-        if rel.parts[0] in ("_static", "_sources"):
+        # _static/*.html are theme templates and _sources holds page sources (in
+        # each edition: en/_static too).
+        if {"_static", "_sources"} & set(rel.parts[:-1]):
             continue
         yield path
 
@@ -85,7 +86,7 @@ def test_html_loads_nothing_from_another_host(built_site):
 
 def test_stylesheets_load_nothing_from_another_host(built_site):
     problems = []
-    for path in sorted((built_site / "_static").rglob("*.css")):
+    for path in sorted(built_site.glob("**/_static/**/*.css")):
         text = path.read_text(encoding="utf-8", errors="replace")
         for url in CSS_URL.findall(text) + CSS_IMPORT.findall(text):
             if REMOTE.match(url):

@@ -1,6 +1,6 @@
 """What a reader can take in on the built pages, at a 1280 x 900 window.
 
-For every page of ``_toc.yml`` (generic over chapters):
+For every page of both editions' tocs (generic over chapters):
 
 * no code block, output block or table in the article scrolls sideways
   (``scrollWidth > clientWidth``): a line of code or output is at most 76
@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from book_site import ALL_PAGES, MAIN_PAGES, wait_for_images
+from book_site import EVERY_MAIN_PAGE, EVERY_PAGE, wait_for_images
 
 MAX_SIX_DECIMALS = 60
 # Words a reader meets on a page (issues 27 and 28): the article's prose without
@@ -68,7 +68,7 @@ SCALED_JS = """() => [...document.querySelectorAll('article img')]
                 shown: Math.round(img.getBoundingClientRect().width)}))"""
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_nothing_scrolls_sideways(open_offline, docname):
     page = open_offline(docname).page
     scrolling = page.evaluate(SCROLLING_JS)
@@ -77,7 +77,7 @@ def test_nothing_scrolls_sideways(open_offline, docname):
     )
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_few_six_decimal_numbers_are_visible(open_offline, docname):
     text = open_offline(docname).page.evaluate("() => document.querySelector('article').innerText")
     numbers = SIX_DECIMALS.findall(text)
@@ -87,7 +87,7 @@ def test_few_six_decimal_numbers_are_visible(open_offline, docname):
     )
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_figures_are_shown_at_half_their_pixels(open_offline, docname):
     """HiDPI: every PNG has twice the pixels of the width it is shown at (so it is
     sharp on a 2x screen), and is shown at exactly that width, never scaled
@@ -100,13 +100,13 @@ def test_figures_are_shown_at_half_their_pixels(open_offline, docname):
     )
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_a_page_is_read_in_one_sitting(open_offline, docname):
     page = open_offline(docname).page
     visible, everything = page.evaluate(WORDS_JS, True), page.evaluate(WORDS_JS, False)
-    assert visible >= 100 or docname not in MAIN_PAGES, f"{visible} words: the count would pass vacuously"
+    assert visible >= 100 or docname not in EVERY_MAIN_PAGE, f"{visible} words: the count would pass vacuously"
     assert visible <= MAX_VISIBLE_WORDS, f"{visible} visible words (at most {MAX_VISIBLE_WORDS})"
-    if docname in MAIN_PAGES:
+    if docname in EVERY_MAIN_PAGE:
         assert everything <= MAX_MAIN_WORDS, f"{everything} words with the folded answers (at most {MAX_MAIN_WORDS})"
 
 
@@ -117,7 +117,7 @@ OPEN_EVERY_FOLD_JS = """() => {
 }"""
 
 
-@pytest.mark.parametrize("docname", ALL_PAGES)
+@pytest.mark.parametrize("docname", EVERY_PAGE)
 def test_nothing_scrolls_sideways_with_every_fold_open(open_offline, docname):
     page = open_offline(docname).page
     page.wait_for_function("() => document.querySelectorAll('article .toggle-button').length"

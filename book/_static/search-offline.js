@@ -1,5 +1,6 @@
-// The search page offline and in Russian (added to search.html by
-// book/_ext/offline_search.py, after search-pages.js).
+// The search page offline, with the word forms of the edition's language
+// (added to search.html by book/_ext/offline_search.py, after search-pages.js;
+// Stemmer is the language's, from Sphinx's language_data.js).
 "use strict";
 (() => {
   // Snippets: Sphinx fetches each result page for the text around the match,
