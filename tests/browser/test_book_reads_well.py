@@ -278,7 +278,9 @@ def pdf_footers(page) -> str:
 
     def visit(text, cm, tm, font, size):
         x, y = tm[4] * cm[0] + tm[5] * cm[2] + cm[4], tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-        # (A formula's stretched glyphs come with matrices that put them off the page.)
+        # (A formula's stretched glyphs come with matrices that put them off the page; the pieces
+        # of a tall bracket, U+239B-U+23B3, can land in the margin the same way: never footer text.)
+        text = re.sub("[\u239b-\u23b3]", "", text)
         if 0 < x < width and 0 < y < bottom and text.strip():
             parts.append(text.strip())
 
