@@ -34,7 +34,7 @@ TEXT = {
     "output_mixing.rows": "arrow r,j: $(W_O)_{r,j}=1$ sends $u_r$ to $y_j$",
     "learned_losses.bound": "one-head bound: {bound:.3f}",
     "learned_losses.step": "training step",
-    "learned_losses.loss": "mean squared error\non new sequences",
+    "learned_losses.loss": "mean squared error\non held-out sequences",
     "one_head_line.targets": "row target $(z_{m-1}, z_0)$",
     "one_head_line.outputs": "one head, {layer}: outputs $(y_0, y_4)$ and their line",
     "one_head_line.x": "column 0: $y_0$, target $z_{m-1}$",
@@ -43,5 +43,5 @@ TEXT = {
     "output_pairs.outputs": ("output $y_0$", "output $y_4$"),
     "output_pairs.targets": ("target $z_{m-1}$ (previous token)", "target $z_0$ (first token)"),
     "output_pairs.exact": "$y = z$: perfect prediction",
-    "output_pairs.points": "row m = 2…5 of one sequence",
+    "output_pairs.points": "one row (m = 2…5) of a sequence",
 }
