@@ -11,7 +11,7 @@ TEXT = {
     "block_diagram.attention": "causal MHA",
     "block_diagram.norm_f": "RMSNorm$_f$",
     "block_diagram.ffn": "SwiGLU",
-    "block_diagram.path": "residual path {number}",
+    "block_diagram.path": "residual connection {number}",
     "block_diagram.norm_does": "divides a row by its RMS,\nmultiplies by {gain}",
     "block_diagram.attention_does": "mixes the token rows;\nweights of shape {shape}",
     "block_diagram.ffn_does": "each row on its own:\n$d_{{model}}$ → $d_{{ff}}$ = {hidden} → $d_{{model}}$",
