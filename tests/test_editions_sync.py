@@ -50,6 +50,12 @@ def cell(source: dict, cell_id: str) -> dict:
     return next(c for c in source["cells"] if c["id"] == cell_id)
 
 
+def where(page: str, cell_id: str) -> str:
+    """How ``check`` names a cell: its page, its position in the source and its id."""
+    number = [c["id"] for c in SOURCES[page]["cells"]].index(cell_id)
+    return f"{page}: cell {number} ({cell_id})"
+
+
 # --- on main -------------------------------------------------------------------------------------
 
 def test_some_pages_have_a_source_and_both_editions():
@@ -115,7 +121,7 @@ def test_prose_changed_in_one_edition_only_is_named(book):
         cell(source, "3bd87e5e")["ru"] += " Ещё одно предложение."
     edit_source(book, "ch31-checks", russian_only)
     editions.write("ch31-checks", book, book / "sources")
-    assert found(book) == ["ch31-checks: cell 19 (3bd87e5e): the ru text changed and the en text did not; "
+    assert found(book) == [where("ch31-checks", "3bd87e5e") + ": the ru text changed and the en text did not; "
                            "bring the en edition along, then stamp the cell"]
 
 
@@ -126,7 +132,7 @@ def test_a_printed_word_changed_in_one_edition_is_named_by_the_stamp_not_as_anot
         code["en"] = code["en"].replace("print(", "print(  # a comment\n    ", 1)
     edit_source(book, "ch31-checks", english_only)
     editions.write("ch31-checks", book, book / "sources")
-    assert found(book) == ["ch31-checks: cell 20 (b07a65e6): the en text changed and the ru text did not; "
+    assert found(book) == [where("ch31-checks", "b07a65e6") + ": the en text changed and the ru text did not; "
                            "bring the ru edition along, then stamp the cell"]
 
 
@@ -168,7 +174,7 @@ def test_a_caption_changed_in_one_edition_only_is_named_by_the_stamp(book):
         figure["caption"] += " One more sentence."
     edit_source(book, "ch31-depth-lab", english_caption)
     editions.write("ch31-depth-lab", book, book / "sources")
-    assert found(book) == ["ch31-depth-lab: cell 11 (ch31-a4f59865): the en text changed and the ru text did "
+    assert found(book) == [where("ch31-depth-lab", "ch31-a4f59865") + ": the en text changed and the ru text did "
                            "not; bring the ru edition along, then stamp the cell"]
 
 
@@ -179,7 +185,7 @@ def test_metadata_words_one_edition_lacks_are_named(book):
         figure["synced"] = editions.stamp_of(figure)
     edit_source(book, "ch31-depth-lab", no_english_alt)
     editions.write("ch31-depth-lab", book, book / "sources")
-    assert found(book) == ["ch31-depth-lab: cell 11 (ch31-a4f59865): the metadata's words differ: "
+    assert found(book) == [where("ch31-depth-lab", "ch31-a4f59865") + ": the metadata's words differ: "
                            "ru [('mystnb', 'figure', 'caption'), ('mystnb', 'image', 'alt')], "
                            "en [('mystnb', 'figure', 'caption')]"]
 
