@@ -292,7 +292,7 @@ def test_the_source_file_reads_as_text_side_by_side():
     source = yaml.safe_load(text)
     first = source["cells"][0]
     assert (first["ru"].splitlines()[0], first["en"].splitlines()[0]) == ("# Проверки главы 31",
-                                                                          "# Chapter 31: checks")
+                                                                          "# Checks for chapter 31")
     assert "  ru: |-\n    # Проверки главы 31\n" in text
 
 
