@@ -111,17 +111,24 @@ edition-en:
 ## browser) while a fresh strict build runs beside it (its log is printed after
 ## the tests); the tests that read the built book wait for it (BOOK_BUILD_STATUS,
 ## tests/browser/conftest.py). It runs every part even when one fails, and fails
-## at the end if any failed. Modules start slowest first (tests/conftest.py).
+## at the end if any failed. Modules start slowest first (tests/conftest.py). At
+## the end it prints what each suite cost (tools/suite_costs.py, from pytest's JUnit report).
 BUILD_STATUS := _build/html-build.status
+BUILD_SECONDS := _build/html-build.seconds
+TEST_TIMES := _build/test-times.xml
 test: $(STAMP) $(LAB_OVERRIDES) $(NODE_STAMP) $(COURSE_ZIP)
 	@status=0; \
 	$(MAKE) --no-print-directory lint || status=1; \
 	rm -f $(BUILD_STATUS); \
-	{ $(MAKE) --no-print-directory html > _build/html-build.log 2>&1; echo $$? > $(BUILD_STATUS); } & \
+	{ start=$$(date +%s); $(MAKE) --no-print-directory html > _build/html-build.log 2>&1; \
+	  echo $$? > $(BUILD_STATUS); echo $$(( $$(date +%s) - start )) > $(BUILD_SECONDS); } & \
 	BOOK_BUILD_STATUS=$(BUILD_STATUS) $(BIN)/python -m pytest -q $(XDIST) --dist loadscope \
-		--no-loadscope-reorder $(NBVAL) tests book || status=1; \
+		--no-loadscope-reorder $(NBVAL) --junitxml=$(TEST_TIMES) -o junit_family=xunit1 \
+		tests book || status=1; \
 	wait; \
 	echo "--- make html (beside the tests) ---"; cat _build/html-build.log; \
+	echo "--- what each suite cost (tools/suite_costs.py) ---"; \
+	$(BIN)/python tools/suite_costs.py $(TEST_TIMES) $(BUILD_SECONDS) || true; \
 	test "$$(cat $(BUILD_STATUS))" = 0 || status=1; \
 	exit $$status
 
