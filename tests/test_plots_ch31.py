@@ -123,11 +123,32 @@ def test_block_diagram_shows_shapes_once_and_two_skip_paths(figures):
     assert "[1, 2, 3, 3]" in text
     assert f"$d_{{ff}}$ = {ch31.FEED_FORWARD_WIDTH}" in text   # the hidden width, with its value
     assert "$\\gamma_a$" in text and "$\\gamma_f$" in text      # each norm its own gain
-    skips = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 3]
-    assert len(skips) == 2
-    plus_heights = sorted(t.get_position()[1] for t in fig.findobj(Text) if t.get_text() == "+")
-    assert [line.get_ydata()[-1] for line in skips] == plus_heights       # each path ends at its "+"
     assert "остаточный путь 1" in text and "остаточный путь 2" in text
+
+
+def test_block_diagram_draws_the_stream_straight_and_the_branches_beside_it(figures):
+    """The geometry of Fig 31.1 (sublayer_orders): the residual stream is one thick straight line
+    through both "+", and each branch leaves it at a dot and comes back at its "+". Fig 31.2 once
+    drew the stream through the sublayers and the residual connections as thick bent lines."""
+    ax = figures["block_diagram"].axes[0]
+    (stream,) = [line for line in ax.get_lines() if line.get_linewidth() == 4]
+    xs, ys = stream.get_xdata(), stream.get_ydata()
+    assert len(set(xs)) == 1 and ys[0] < ys[-1]                     # straight, bottom to top
+    pluses = [t.get_position() for t in ax.texts if t.get_text() == "+"]
+    assert len(pluses) == 2 and all(x == xs[0] and ys[0] < y < ys[-1] for x, y in pluses)
+    taps = [line.get_xydata()[0] for line in ax.get_lines() if line.get_marker() == "o"]
+    assert len(taps) == 2 and all(x == xs[0] for x, _ in taps)       # each branch leaves the stream
+    assert not [line for line in ax.get_lines() if 1.2 < line.get_linewidth() < 4 and len(line.get_xdata()) > 1]
+    boxes = {t.get_text(): t.get_position() for t in ax.texts if "RMSNorm" in t.get_text() or "MHA" in t.get_text()}
+    assert len(boxes) == 3 and all(x > xs[0] for x, _ in boxes.values())    # the branch beside the stream
+    returns = sorted(p._posA_posB for p in ax.patches if isinstance(p, FancyArrowPatch)
+                     and p._posA_posB[0][1] == p._posA_posB[1][1])   # horizontal arrows: back to the "+"
+    assert [(round(end[0], 2), end[1]) for _, end in returns] == [(round(xs[0] + 0.23, 2), y)
+                                                                 for _, y in sorted(pluses, key=lambda p: p[1])]
+    (first, second) = sorted(y for _, y in taps)
+    labels = sorted((t.get_position()[1], t.get_text()) for t in ax.texts if t.get_rotation() == 90)
+    (low_plus, high_plus) = sorted(y for _, y in pluses)
+    assert first < labels[0][0] < low_plus < second < labels[1][0] < high_plus   # each along its stretch
 
 
 def test_block_diagram_groups_shapes_that_differ():

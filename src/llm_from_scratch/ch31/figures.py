@@ -138,8 +138,11 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
 
 @styled
 def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
-    """The block from bottom to top: two branches, each bypassed by a
-    residual path that ends in ``+``. Each node says what it computes; the
+    """The block from bottom to top, drawn as ``sublayer_orders`` draws one
+    sublayer: the residual stream is one thick straight line; each branch
+    leaves it at a dot, runs through its norm and sublayer beside it and
+    comes back at a ``+`` on the line (the stretch of stream between is the
+    residual connection). Each node says what it computes; the
     shapes are written once, grouped (every stream and branch tensor has the
     stream's shape), with the attention weights and SwiGLU's hidden width.
 
@@ -157,24 +160,30 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
     fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
     _canvas(ax, 9.0, 9.6)
-    main_x, skip_x, side_x = 2.5, 0.6, 4.25
+    # as in sublayer_orders and residual_stream: the stream is one thick straight line, here bottom to
+    # top; each branch leaves it at a dot, runs through its boxes beside it and comes back at a "+"
+    stream_x, main_x, side_x = 0.9, 3.0, 4.6
+    ax.plot([stream_x, stream_x], [0.2, 9.1], color=INK, linewidth=4, solid_capstyle="butt")
+    _arrow(ax, (stream_x, 9.0), (stream_x, 9.45), width=4)
     for y, key in ((1.75, "norm_a"), (2.95, "attention"), (5.75, "norm_f"), (6.95, "ffn")):
-        _box(ax, main_x, y, words[f"block_diagram.{key}"], width=2.9)
-    for start, end in ((0.2, 1.45), (2.05, 2.65), (3.25, 3.98), (4.3, 5.45), (6.05, 6.65), (7.25, 7.98),
-                       (8.42, 9.35)):
-        _arrow(ax, (main_x, start), (main_x, end))
-    for plus_y in (4.2, 8.2):
-        _plus(ax, main_x, plus_y)
-    # the two residual paths: from the stream below a branch to its "+"
-    for number, (low, plus_y) in enumerate(((1.1, 4.2), (5.1, 8.2)), start=1):
-        ax.plot([main_x, skip_x, skip_x], [low, low, plus_y], color=INK, linewidth=3)
-        _arrow(ax, (skip_x, plus_y), (main_x - 0.23, plus_y), width=3)
-        ax.text(skip_x - 0.12, (low + plus_y) / 2, words["block_diagram.path"].format(number=number),
+        _box(ax, main_x, y, words[f"block_diagram.{key}"], width=2.6)
+    for number, (tap, plus_y) in enumerate(((1.1, 4.2), (5.1, 8.2)), start=1):
+        low, high = tap + 0.35, plus_y - 0.95          # the branch's first and last box edges
+        ax.plot([stream_x], [tap], marker="o", markersize=6, color=INK)
+        ax.plot([stream_x, main_x], [tap, tap], color=INK, linewidth=1.2)
+        _arrow(ax, (main_x, tap), (main_x, low))
+        _arrow(ax, (main_x, low + 0.6), (main_x, high - 0.6))
+        ax.plot([main_x, main_x], [high, plus_y], color=INK, linewidth=1.2)
+        _arrow(ax, (main_x, plus_y), (stream_x + 0.23, plus_y))
+        _plus(ax, stream_x, plus_y)
+        # the stretch of the stream from the branch point to its "+" is the residual connection
+        ax.text(stream_x - 0.25, (tap + plus_y) / 2, words["block_diagram.path"].format(number=number),
                 rotation=90, ha="right", va="center", fontsize=SMALL, color=INK)
-    names = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
-             "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
-    for y, name in names.values():
-        ax.text(main_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
+    for y, name in ((0.55, "x"), (4.75, "x'"), (8.85, "y")):       # on the stream
+        ax.text(stream_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
+    names = {"x": "x", "N_a": "N$_a$", "A": "A", "x'": "x'", "N_f": "N$_f$", "F": "F", "y": "y"}
+    for y, name in ((2.35, "N_a"), (3.62, "A"), (6.35, "N_f"), (7.62, "F")):   # in the branches
+        ax.text(main_x + 0.15, y, names[name], ha="left", va="center", fontsize=FONT, color=INK)
     # what each node does, to its right
     for y, text in ((1.75, words["block_diagram.norm_does"].format(gain="$\\gamma_a$")),
                     (2.95, words["block_diagram.attention_does"].format(shape=shapes["weights"])),
@@ -182,7 +191,7 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
                     (6.95, words["block_diagram.ffn_does"].format(hidden=hidden_width))):
         ax.text(side_x, y, text, ha="left", va="center", fontsize=SMALL, color=INK)
     groups: dict[str, list[str]] = {}
-    for key, (_, name) in names.items():
+    for key, name in names.items():
         groups.setdefault(shapes[key], []).append(name)
     lines = [words["block_diagram.shapes"]] + [f"{', '.join(group)}: {shape}" for shape, group in groups.items()]
     ax.text(side_x, 9.3, "\n".join(lines), ha="left", va="top", fontsize=SMALL, color=INK,
