@@ -4,8 +4,9 @@
 the tape (19 and 5 steps) so that a reader can look at each one. Training
 needs only the output, and on the book's small arrays NumPy's cost per
 call, not the arithmetic, sets the pace. Here each layer is one step: its
-forward is the arithmetic of the steps in ``tensor.py``, in the same order
-on arrays of the same layout, and the VJP right under it is their VJPs one
+forward does the arithmetic of the steps in ``tensor.py`` element by
+element (RoPE on whole rows, ``rotate``), with the matrix products on
+arrays of the same layout, and the VJP right under it is their VJPs one
 after another, so both give the same numbers bit for bit.
 
 The input is a parent once per projection that reads it (three times for
@@ -21,14 +22,28 @@ import numpy as np
 from .tensor import Tensor, operation
 
 
-def turn_pairs(v, cos, sin):
-    """``rotate_pairs``' arithmetic: each pair ``(2i, 2i+1)`` of
-    ``v: [..., T, d]`` turned by its angle, ``cos, sin: [T, d/2]``."""
-    a, b = v[..., 0::2], v[..., 1::2]                # [..., T, d/2]
-    out = np.empty(v.shape)
-    out[..., 0::2] = a * cos - b * sin
-    out[..., 1::2] = a * sin + b * cos
+def rope_tables(cos, sin, heads):
+    """RoPE's rows ``cos, sin: [T, d_h/2]`` as ``C, S: [T, h d_h]`` for
+    ``rotate``: ``(c0, c0, c1, c1, …)`` and ``(-s0, s0, -s1, s1, …)``, the
+    same for every head."""
+    c = np.repeat(cos, 2, axis=-1)                           # [T, d_h]
+    s = np.stack([-sin, sin], axis=-1).reshape(c.shape)
+    return np.tile(c, heads), np.tile(s, heads)
+
+
+def swap_pairs(x):
+    """``(x1, x2, x3, x4, …) -> (x2, x1, x4, x3, …)`` on the last axis."""
+    out = np.empty(x.shape)
+    out[..., 0::2], out[..., 1::2] = x[..., 1::2], x[..., 0::2]
     return out
+
+
+def rotate(x, c, s):
+    """RoPE on every head of ``x: [B, T, h d_h]`` at once, as RoFormer
+    writes it: ``x C + swap_pairs(x) S``. Each pair ``(a, b)`` becomes
+    ``(a cos - b sin, b cos + a sin)``: the numbers of ``rotate_pairs``
+    (``-y`` is exact), with the arithmetic on whole rows."""
+    return x * c + swap_pairs(x) * s
 
 
 @functools.cache
@@ -72,10 +87,13 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
     def merge(m):  # [B, h, T, d_h] -> [B, T, d], a copy
         return m.transpose(0, 2, 1, 3).reshape(batch, tokens, d)
 
-    q = split(x.value @ w_q.value)                  # Q = X W_Q, in heads
-    k = split(x.value @ w_k.value)
-    v = split(x.value @ w_v.value)
-    q_rot, k_rot = turn_pairs(q, cos, sin), turn_pairs(k, cos, sin)
+    def heads_of(m):  # the layout rotate_pairs gives: contiguous heads
+        return np.ascontiguousarray(split(m))
+
+    c, s = rope_tables(cos, sin, heads)             # [T, d]
+    q_rot = heads_of(rotate(x.value @ w_q.value, c, s))   # RoPE(X W_Q)
+    k_rot = heads_of(rotate(x.value @ w_k.value, c, s))
+    v = split(x.value @ w_v.value)                  # [B, h, T, d_h]
     k_t = k_rot.transpose(0, 1, 3, 2)               # [B, h, d_h, T]
     factor = 1.0 / np.sqrt(d_h)
     p = masked_softmax((q_rot @ k_t) * factor)      # A: [B, h, T, T]
@@ -86,12 +104,12 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
         g_p = g_heads @ swapped(v)                  # dA = dH V^T
         g_v = swapped(p) @ g_heads                  # dV = A^T dH
         g_s = p * (g_p - (g_p * p).sum(axis=-1, keepdims=True)) * factor
-        g_q = turn_pairs(g_s @ swapped(k_t), cos, -sin)  # turned back
-        g_k = turn_pairs((swapped(q_rot) @ g_s).transpose(0, 1, 3, 2),
-                         cos, -sin)
+        g_q_rot = merge(g_s @ swapped(k_t))         # dRoPE(Q), [B, T, d]
+        g_k_rot = merge((swapped(q_rot) @ g_s).transpose(0, 1, 3, 2))
+        back = -s                                   # turned back: -angle
         grads = []                                  # (dX, dW) for Q, K, V
-        for g_m, w in ((merge(g_q), w_q), (merge(g_k), w_k),
-                       (merge(g_v), w_v)):
+        for g_m, w in ((rotate(g_q_rot, c, back), w_q),
+                       (rotate(g_k_rot, c, back), w_k), (merge(g_v), w_v)):
             g_x = g_m @ swapped(w.value) if x.requires_grad else None
             grads += [g_x, weight_grad(x.value, g_m)]
         return (*grads, weight_grad(merged, g))
