@@ -11,8 +11,9 @@ kernel restart does, and times it from the kernel's start to its last cell. The
 pages run one after another, so no two share the machine's cores. Printed
 first: the host (CPU model, cores, the BLAS NumPy reports with its kernel and
 threads, the ``OPENBLAS_*`` variables) and the load average; per page the best
-and the median wall-clock time; then the chapter's total (sum of the best
-times, and of the medians) and the load after. On a shared machine wall-clock
+and the median wall-clock time, and the best CPU time of the page's kernel
+(its threads and the pool workers it waited for); then the chapter's total
+(sum of the best times, and of the medians) and the load after. On a shared machine wall-clock
 time grows with the load: compare runs made at a similar load.
 """
 
@@ -64,7 +65,16 @@ def host() -> str:
             f"threads and kernel variables: {env or 'none set (OpenBLAS picks its kernel, one thread a core)'}")
 
 
-def run_page(name: str) -> float:
+CPU = """
+import json as _json, resource as _resource
+print(_json.dumps(sum(getattr(_resource.getrusage(who), field) for who in (
+    _resource.RUSAGE_SELF, _resource.RUSAGE_CHILDREN) for field in ("ru_utime", "ru_stime"))))
+"""
+
+
+def run_page(name: str) -> tuple[float, float]:
+    """Wall-clock time of the page and the CPU time of its kernel (all its threads and the worker
+    processes it waited for: less sensitive to the load than the wall-clock time), in seconds."""
     notebook = nbformat.read(ROOT / "book" / f"{name}.ipynb", as_version=4)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "PYTHONHASHSEED": "0"}
     client = NotebookClient(notebook, timeout=600, kernel_name="python3",
@@ -73,7 +83,11 @@ def run_page(name: str) -> float:
     with client.setup_kernel(env=env):
         for index, cell in enumerate(notebook.cells):
             client.execute_cell(cell, index)
-    return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        probe = nbformat.v4.new_code_cell(CPU)          # after the timer, in this copy only
+        notebook.cells.append(probe)
+        client.execute_cell(probe, len(notebook.cells) - 1)
+    return wall, float(probe.outputs[0]["text"])
 
 
 def main() -> None:
@@ -87,17 +101,21 @@ def main() -> None:
     print(host())
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     times: dict[str, list[float]] = {page: [] for page in args.pages}
+    cpu: dict[str, list[float]] = {page: [] for page in args.pages}
     for _ in range(args.rounds):
         for page in args.pages:
-            times[page].append(run_page(page))
+            wall, used = run_page(page)
+            times[page].append(wall)
+            cpu[page].append(used)
     for page, walls in times.items():
         print(f"{page:22s} best {min(walls):6.2f} s, median {statistics.median(walls):6.2f} s "
-              f"({', '.join(f'{w:.2f}' for w in walls)})")
+              f"({', '.join(f'{w:.2f}' for w in walls)}); kernel CPU best {min(cpu[page]):6.2f} s")
     print(f"chapter Run All: best pages added {sum(min(w) for w in times.values()):.2f} s, "
-          f"medians added {sum(statistics.median(w) for w in times.values()):.2f} s")
+          f"medians added {sum(statistics.median(w) for w in times.values()):.2f} s; "
+          f"kernel CPU, best pages added {sum(min(c) for c in cpu.values()):.2f} s")
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     if args.json:
-        args.json.write_text(json.dumps({"host": host(), "times": times}, indent=1))
+        args.json.write_text(json.dumps({"host": host(), "times": times, "cpu": cpu}, indent=1))
 
 
 if __name__ == "__main__":

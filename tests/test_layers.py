@@ -11,7 +11,7 @@ import pytest
 
 CORE = Path(__file__).parents[1] / "src" / "llm_from_scratch"
 LAYERS = ["errors", "tensor", "parameter", "checks", "rng", "rope",
-          "heads", "causal", "attention", "rmsnorm", "swiglu",
+          "heads", "causal", "fused", "attention", "rmsnorm", "swiglu",
           "block", "gradcheck"]
 
 

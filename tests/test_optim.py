@@ -122,6 +122,20 @@ def test_a_non_finite_gradient_stops_before_any_parameter_moves():
     assert (a.value[0], b.value[0], adam.t) == (1.0, 2.0, 0)
 
 
+def test_the_first_bad_gradient_is_named_though_finiteness_is_checked_once():
+    """Shapes are checked one by one and finiteness on all gradients joined; the error still names the
+    first bad parameter in order, as a check of each in turn would."""
+    a, b, c = Parameter("a", [1.0]), Parameter("b", [2.0]), Parameter("c", [3.0])
+    adam = Adam([a, b, c])
+    a.grad, b.grad, c.grad = np.array([1.0]), np.array([np.nan]), np.zeros(2)
+    with pytest.raises(OptimizerError, match="gradient of b is not finite"):
+        adam.step()
+    b.grad = np.array([1.0])
+    with pytest.raises(OptimizerError, match=r"gradient of c must be real numbers of shape \[1\], got float64 \[2\]"):
+        adam.step()
+    assert adam.t == 0
+
+
 def test_training_a_bigram_table_reaches_the_entropy_of_the_task():
     """Targets are the next token of a fixed cycle: a table of logits learns it, the loss falls toward 0."""
     vocabulary = 5

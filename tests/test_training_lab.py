@@ -481,3 +481,12 @@ def test_the_output_gap_opens_as_pre_stream_grows():
     assert streams[:, 1].min() >= 4.5 and streams[:, 1].max() <= 6.5         # «4.6–6.5 к шагу 40»
     assert all(tops[s, "post"].start_stream == pytest.approx(1.0, abs=1e-3) for s in range(31, 41))
     assert max(tops[s, "post"].stream.max() for s in range(31, 41)) < 1.5      # «остаётся около 1»
+
+
+def test_a_run_uses_one_blas_thread_and_gives_the_others_back():
+    libraries = training_lab._openblas_threads()
+    before = [get() for get, _ in libraries]
+    with training_lab._one_blas_thread_inside():
+        assert all(get() == 1 for get, _ in libraries)
+    training_lab.train_stack(layers=1, steps=2, batch=2)
+    assert [get() for get, _ in libraries] == before

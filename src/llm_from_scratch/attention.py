@@ -13,6 +13,7 @@ from .causal import causal_scaled_dot_product_self_attention
 from .checks import (check_parameter, check_sequence, check_size,
                      checked, positive_int)
 from .errors import MultiHeadAttentionError, chained
+from .fused import causal_self_attention
 from .heads import merge_heads, split_heads
 from .parameter import Layer, Parameter
 from .rng import SplitMix64, drawing, uniform_weight
@@ -123,3 +124,14 @@ class MultiHeadAttention(Layer):
         output = merged @ self.w_o      # W_O: where the heads first mix
         return MultiHeadAttentionForward(q, k, v, q_rot, k_rot, a.weights,
                                          a.output, merged, output)
+
+    @checked(check_input, MultiHeadAttentionError, "multi-head")
+    def output(self, x: Tensor, position_offset: int = 0) -> Tensor:
+        """``forward(x, position_offset).output`` in one tape step, the
+        same numbers bit for bit, without the stages (for training)."""
+        start = int(position_offset)
+        rows = slice(start, start + x.shape[1])     # RoPE's positions
+        return causal_self_attention(x, self.w_q, self.w_k, self.w_v,
+                                     self.w_o, self.heads,
+                                     self.rope.cos[rows],
+                                     self.rope.sin[rows])

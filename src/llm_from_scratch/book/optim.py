@@ -70,7 +70,7 @@ class Adam:
         t = self.t + 1
         rate, c1, c2 = self.rate(t), 1 - self.beta1**t, 1 - self.beta2**t
         live = [i for i, p in enumerate(self.parameters) if p.grad is not None]
-        g = self._joined([self.gradient(self.parameters[i], t) for i in live])
+        g = self.gradients([self.parameters[i] for i in live], t)
         with np.errstate(over="ignore", invalid="ignore"):
             m = self.beta1 * self._joined([self.m[i] for i in live]) + (1 - self.beta1) * g
             v = self.beta2 * self._joined([self.v[i] for i in live]) + (1 - self.beta2) * g**2
@@ -95,6 +95,20 @@ class Adam:
     @staticmethod
     def _joined(arrays) -> np.ndarray:
         return np.concatenate([a.ravel() for a in arrays]) if arrays else np.zeros(0)
+
+    @classmethod
+    def gradients(cls, parameters, t: int) -> np.ndarray:
+        """Their gradients joined, each checked as ``gradient`` does: the
+        shapes one by one, but whether they are finite once, on the joined
+        vector; a bad one is then looked for in order, so the error names
+        the first, as checking them one by one would."""
+        grads = [p.grad for p in parameters]
+        if all(isinstance(g, np.ndarray) and g.dtype.kind in "fiu"
+               and g.shape == p.shape for p, g in zip(parameters, grads, strict=True)):
+            joined = cls._joined(grads)
+            if np.isfinite(joined).all():
+                return joined
+        return cls._joined([cls.gradient(p, t) for p in parameters])
 
     @staticmethod
     def gradient(p, t: int) -> np.ndarray:

@@ -210,7 +210,9 @@ STEPS: dict[str, Callable[[Parts, Tensor], Tensor]] = {
 def parts_of(block: DecoderBlock, norm: str = "rms",
              ffn: str = "swiglu") -> Parts:
     """The block's parts; ``norm="layer"`` centres each row before its
-    RMSNorm, ``ffn="relu"`` uses ``ReLU(x W_gate) W_down``.
+    RMSNorm, ``ffn="relu"`` uses ``ReLU(x W_gate) W_down``. Attention and
+    SwiGLU are one tape step each (their ``output``: the numbers of
+    ``forward(z).output``, bit for bit, without the stages' 24 steps).
 
     LayerNorm with unit gain and zero bias is RMSNorm of the centred row:
     ``(z - mean z) / sqrt(var z + eps)``, and ``var z = mean((z - mean z)^2)``.
@@ -231,7 +233,7 @@ def parts_of(block: DecoderBlock, norm: str = "rms",
 
     if ffn == "swiglu":
         def feed_forward(z: Tensor) -> Tensor:
-            return block.feed_forward.forward(z).output
+            return block.feed_forward.output(z)   # forward(z).output
     else:
         gate, _, down = block.feed_forward.parameters()
 
@@ -240,7 +242,7 @@ def parts_of(block: DecoderBlock, norm: str = "rms",
 
     return Parts(
         attention_norm=normalise(block.attention_norm),
-        attention=lambda z: block.attention.forward(z).output,
+        attention=block.attention.output,   # forward(z).output
         feed_forward_norm=normalise(block.feed_forward_norm),
         feed_forward=feed_forward)
 
