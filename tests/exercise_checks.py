@@ -137,7 +137,7 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
     ("30", 11): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],
     ("30", 6): [{"unchanged": set(), "may_change": set()}, {"unchanged": set(range(5)), "may_change": set(range(5))}],
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
-    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 14): [1, 2, 3, 4],
+    ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 14): [1, 2, 3, 4, 5],
     ("31", 10): [{"adam": k, "pre": k, "post": k} for k in range(1, 5)],
 }
 

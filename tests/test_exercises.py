@@ -533,7 +533,8 @@ def test_a_wrong_choice_is_answered_alike_whatever_the_right_one(chapter, number
     change when another value is made the right one: trying values tells only which are wrong."""
     item = exercise(chapter, number)
     for index, field in enumerate(item.fields):
-        domain = [1, 2, 3, 4] if field.read is read_option else getattr(field.read, "allowed", ())
+        domain = [1, 2, 3, 4] if field.read is read_option else getattr(
+            field.read, "numbers", getattr(field.read, "allowed", ()))     # options 1-5 (31.13, 31.14) or labels
         for other in (value for value in domain if value != field.right):
             moved = dataclasses.replace(field, right=other)
             twin = dataclasses.replace(item, fields=(*item.fields[:index], moved, *item.fields[index + 1:]))

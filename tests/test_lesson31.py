@@ -193,7 +193,7 @@ def test_exercise_31_13_reads_what_eight_blocks_of_post_do_with_warm_up():
     from llm_from_scratch.ch31 import exercises as ex31
     from llm_from_scratch.ch31 import training_lab
 
-    options = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}
+    options = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}   # as in 31.13
     runs = {s: training_lab.train_stack(variant="post", layers=8, lr=0.03, warmup=100, seed=s) for s in range(31, 41)}
     verdicts = [training_lab.verdict(run) for run in runs.values()]
     assert ex31.EXERCISES[14].fields[0].right == options[verdicts[0]] == 2

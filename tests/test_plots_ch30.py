@@ -168,7 +168,18 @@ def test_output_pairs_draws_each_column_against_its_target_and_the_line_y_equals
 
 def test_one_head_line_draws_the_targets_and_each_layer_on_its_line():
     fig = build("one_head_line")
-    (ax,) = fig.axes
+    ax, zoom = fig.axes                                      # layer b's cluster is magnified on the right
+    for panel in (ax, zoom):                                 # both panels draw the same data
+        np.testing.assert_array_equal(panel.collections[0].get_offsets(), _Z)
+        for points, (_, drawn) in zip(panel.collections[1:], LINES, strict=True):
+            np.testing.assert_array_equal(points.get_offsets(), drawn)
+    (low_x, high_x), (low_y, high_y) = zoom.get_xlim(), zoom.get_ylim()
+    small = LINES[1][1]
+    assert np.isclose(high_x - low_x, high_y - low_y) and high_x - low_x < ax.get_xlim()[1] / 2   # square, zoomed
+    assert low_x < small[:, 0].min() and small[:, 0].max() < high_x                               # every point of b
+    assert low_y < small[:, 1].min() and small[:, 1].max() < high_y
+    times = round(np.ptp(ax.get_xlim()) / (high_x - low_x))                  # the magnification it names
+    assert zoom.get_title() == f"квадрат в рамке слева,\nувеличенный ×{times}" and times > 2
     targets, *outputs = ax.collections
     np.testing.assert_array_equal(targets.get_offsets(), _Z)
     assert targets.get_facecolor().size == 0                                   # hollow circles

@@ -6,10 +6,12 @@ import inspect
 
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.image import AxesImage
 from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Rectangle
 from matplotlib.text import Annotation, Text
+from matplotlib.transforms import Bbox
 
 from llm_from_scratch import Tensor
 from llm_from_scratch import text as edition
@@ -123,11 +125,32 @@ def test_block_diagram_shows_shapes_once_and_two_skip_paths(figures):
     assert "[1, 2, 3, 3]" in text
     assert f"$d_{{ff}}$ = {ch31.FEED_FORWARD_WIDTH}" in text   # the hidden width, with its value
     assert "$\\gamma_a$" in text and "$\\gamma_f$" in text      # each norm its own gain
-    skips = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 3]
-    assert len(skips) == 2
-    plus_heights = sorted(t.get_position()[1] for t in fig.findobj(Text) if t.get_text() == "+")
-    assert [line.get_ydata()[-1] for line in skips] == plus_heights       # each path ends at its "+"
     assert "остаточный путь 1" in text and "остаточный путь 2" in text
+
+
+def test_block_diagram_draws_the_stream_straight_and_the_branches_beside_it(figures):
+    """The geometry of Fig 31.1 (sublayer_orders): the residual stream is one thick straight line
+    through both "+", and each branch leaves it at a dot and comes back at its "+". Fig 31.2 once
+    drew the stream through the sublayers and the residual connections as thick bent lines."""
+    ax = figures["block_diagram"].axes[0]
+    (stream,) = [line for line in ax.get_lines() if line.get_linewidth() == 4]
+    xs, ys = stream.get_xdata(), stream.get_ydata()
+    assert len(set(xs)) == 1 and ys[0] < ys[-1]                     # straight, bottom to top
+    pluses = [t.get_position() for t in ax.texts if t.get_text() == "+"]
+    assert len(pluses) == 2 and all(x == xs[0] and ys[0] < y < ys[-1] for x, y in pluses)
+    taps = [line.get_xydata()[0] for line in ax.get_lines() if line.get_marker() == "o"]
+    assert len(taps) == 2 and all(x == xs[0] for x, _ in taps)       # each branch leaves the stream
+    assert not [line for line in ax.get_lines() if 1.2 < line.get_linewidth() < 4 and len(line.get_xdata()) > 1]
+    boxes = {t.get_text(): t.get_position() for t in ax.texts if "RMSNorm" in t.get_text() or "MHA" in t.get_text()}
+    assert len(boxes) == 3 and all(x > xs[0] for x, _ in boxes.values())    # the branch beside the stream
+    returns = sorted(p._posA_posB for p in ax.patches if isinstance(p, FancyArrowPatch)
+                     and p._posA_posB[0][1] == p._posA_posB[1][1])   # horizontal arrows: back to the "+"
+    assert [(round(end[0], 2), end[1]) for _, end in returns] == [(round(xs[0] + 0.23, 2), y)
+                                                                 for _, y in sorted(pluses, key=lambda p: p[1])]
+    (first, second) = sorted(y for _, y in taps)
+    labels = sorted((t.get_position()[1], t.get_text()) for t in ax.texts if t.get_rotation() == 90)
+    (low_plus, high_plus) = sorted(y for _, y in pluses)
+    assert first < labels[0][0] < low_plus < second < labels[1][0] < high_plus   # each along its stretch
 
 
 def test_block_diagram_groups_shapes_that_differ():
@@ -308,11 +331,14 @@ def test_training_curves_draw_the_running_mean_and_the_references(figures):
             np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
             np.testing.assert_array_equal(line.get_xdata(), np.arange(len(losses)))
         for label, value in REFERENCES.items():
-            (line,) = [line for line in ax.get_lines() if line.get_label() == label]
+            (line,) = [line for line in ax.get_lines() if line.get_label() == f"_ref {label}"]
             assert np.all(line.get_ydata() == value)
+        assert ax.get_xlim() == (0, 49)                                   # the axis ends at the data
     curves = [line for line in fig.axes[0].get_lines() if line.get_label() in CURVES["η = 0.01"]]
     assert len({(line.get_linestyle(), line.get_marker()) for line in curves}) == 2   # not colour alone
-    assert [t.get_text() for t in fig.legends[0].get_texts()] == [*CURVES["η = 0.01"], *REFERENCES]
+    # the references share one style, so the legend does not name them: each is named in the margin
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == list(CURVES["η = 0.01"])
+    assert {t.get_text() for t in fig.axes[-1].texts} == set(REFERENCES) and not fig.axes[0].texts
 
 
 def test_warmup_figure_draws_the_schedules_like_their_curves(figures):
@@ -371,6 +397,57 @@ def test_seed_bands_draw_the_median_and_the_range_over_seeds(figures):
     assert np.all(np.asarray(mark.get_xdata()) == 30)
     ends = sorted(t.get_position()[1] for t in ax.texts if t.get_text() in {*BANDS, *REFERENCES})
     assert min(np.diff(ends)) > 0                                   # nudged apart
+    assert ax.get_xlim() == (0, 50)          # the axis ends at the last step, the labels are beyond it
+    assert all(t.get_position()[0] > 1 for t in ax.texts if t.get_text() in {*BANDS, *REFERENCES})
+
+
+def _label_crossings(fig):
+    """(label, line) for every drawn line that passes through a label's box (in pixels). A line is
+    clipped to its axes, so only the part of a label's box inside the axes can be crossed."""
+    FigureCanvasAgg(fig)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    found = []
+    for ax in fig.axes:
+        for text in ax.texts:
+            box = Bbox.intersection(text.get_window_extent(renderer).shrunk(0.98, 0.9), ax.bbox)
+            if box is None or text.get_text() == "+":
+                continue
+            for line in ax.get_lines():
+                path = line.get_transform().transform_path(line.get_path())
+                if path.intersects_bbox(box, filled=False):
+                    found.append((text.get_text(), line.get_label()))
+    return found
+
+
+@pytest.mark.parametrize("name", ["seed_bands", "seed_bands_two_panels", "training_curves", "warmup_curves"])
+def test_no_line_crosses_a_label_of_the_loss_figures(figures, name):
+    """Figs 31.14 and 31.16 wrote their labels inside the axes, where the reference lines and the
+    curves ran through them, and ran the x axis to 170 past data ending at 120; the labels now sit
+    in the right margin and at the top, clear of every line."""
+    assert _label_crossings(figures[name]) == []
+
+
+def test_the_label_test_sees_a_crossed_label():
+    fig = style.new_figure(4, 3)
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], label="diagonal")
+    ax.text(0.5, 0.5, "on the line", ha="center", va="center")
+    assert _label_crossings(fig) == [("on the line", "diagonal")]
+
+
+def test_every_reference_line_of_the_chapter_has_one_style(figures):
+    """A reference (a loss to compare with, a mark, c/√L, the circle a rotation keeps) was dotted in
+    one figure, dash-dotted or dashed in another: now each is drawn in REFERENCE_STYLE."""
+    def look(line):
+        return (line.get_color(), line.get_linewidth(), line.get_linestyle(), line.get_dashes()
+                if hasattr(line, "get_dashes") else line._unscaled_dash_pattern)
+    model = Line2D([], [], **plots31.REFERENCE_STYLE)
+    references = [line for fig in figures.values() for ax in fig.axes for line in ax.get_lines()
+                  if line.get_label().startswith(("_ref", "_mark")) or line.get_label() == plots31.REFERENCE_LABEL]
+    references += [figures["head0_scores"].axes[0].get_lines()[0]]       # the circle of radius 2
+    assert len(references) >= 10
+    assert {look(line) for line in references} == {look(model)}
 
 
 def test_seed_bands_with_two_panels_share_one_legend(figures):

@@ -390,13 +390,31 @@ def test_a_run_that_overflows_stops_and_says_where(capfd):
     assert run.run.diverged_at is None or len(run.losses) == run.run.diverged_at
 
 
+# the options of 31.13 and 31.14, one numbering for both (as their statements and solutions list them)
+VERDICT_OPTIONS = {"учится": 1, "почти не учится": 2, "не учится": 3, "учится, потом срывается": 4}
+
+
+def test_exercises_31_13_and_31_14_number_the_verdicts_alike():
+    """31.13 and 31.14 once numbered the same verdicts differently («не учится» was 2 in one and 3 in the
+    other): both checkers now take the five verdicts 1-5, the same number for the same verdict, and
+    explain every wrong one."""
+    keys = ("learns", "barely", "stalls", "breaks", "diverges")
+    assert [training_lab.TEXT[f"verdict.{key}"] for key in keys[:4]] == list(VERDICT_OPTIONS)
+    for number in (13, 14):
+        for field in ex31.EXERCISES[number].fields:
+            assert field.read.numbers == (1, 2, 3, 4, 5)
+            assert set(field.mistakes) | {field.right} == {1, 2, 3, 4, 5}
+    assert ex31.EXERCISES[13].solution() == {"pre": VERDICT_OPTIONS["учится"], "post": VERDICT_OPTIONS["не учится"]}
+    assert ex31.EXERCISES[14].solution() == VERDICT_OPTIONS["почти не учится"]
+    assert not ex31.EXERCISES[14].feedback(6).correct
+
+
 def test_exercise_31_12_reads_what_eight_blocks_do():
     """The checker of 31.13 does not train: its right answer is these verdicts (seed 31, 120 steps)."""
     verdicts = {v: training_lab.verdict(training_lab.train_stack(variant=v, layers=8, lr=0.02))
                 for v in ("pre", "post")}
     assert verdicts == {"pre": "учится", "post": "не учится"}
-    options = {"учится": 1, "не учится": 2}
-    assert ex31.EXERCISES[13].feedback({v: options[text] for v, text in verdicts.items()}).correct
+    assert ex31.EXERCISES[13].feedback({v: VERDICT_OPTIONS[text] for v, text in verdicts.items()}).correct
     # and the chapter's premise: four blocks of Post learn at this rate
     assert training_lab.verdict(training_lab.train_stack(variant="post", lr=0.02)) == "учится"
 

@@ -5,8 +5,9 @@ running as root) on a copy of book/ in a temporary folder (autosave never
 touches the repository), on a port the OS picks (``--port=0``) with a token,
 and with a learner's settings: JupyterLab's defaults under the settings the
 course ships (``tools/lab/llm-from-scratch.json5``, which `make lab` installs
-as the course's wheel does), and no user settings. Each chapter opens in
-headless Chromium with the network cut off; Run All Cells (the Run menu's
+as the course's wheel does), and no user settings. Each chapter page of both
+editions (``book/`` and ``book/en/``) opens in headless Chromium, with the
+edition's locale, with the network cut off; Run All Cells (the Run menu's
 command); when the kernel is idle the test checks what the learner sees:
 
 * the notebook's kernel is the venv's: no cell prints the install check's
@@ -56,7 +57,7 @@ from pathlib import Path
 
 import json5
 import pytest
-from book_site import CHAPTER_PAGES, MAIN_PAGES, REPO, VIEWPORT
+from book_site import CHAPTER_PAGES, EVERY_CHAPTER_PAGE, EVERY_MAIN_PAGE, REPO, VIEWPORT, edition_of
 from lab_server import lab_url
 
 from tests.ipc_kernels import socket_folder
@@ -229,8 +230,8 @@ def test_the_server_serves_the_shipped_settings(lab):
         assert not served["settings"], f"{plugin}: user settings where a learner has none: {served['settings']}"
 
 
-def open_chapter(chromium, lab: Lab, notebook: str):
-    context = chromium.new_context(locale="ru-RU", viewport=VIEWPORT)
+def open_chapter(chromium, lab: Lab, notebook: str, locale: str = "ru-RU"):
+    context = chromium.new_context(locale=locale, viewport=VIEWPORT)
     context.set_default_timeout(60_000)
     outside: list[str] = []
 
@@ -322,14 +323,15 @@ FOLDS_JS = """async indices => {
 
 def learner_run(chromium, lab: Lab, docname: str) -> list[str]:
     """Open a chapter, Run All, and read it as a learner does: what is wrong."""
-    name = Path(docname).name + ".ipynb"
+    name = docname + ".ipynb"  # the English edition's notebooks are in en/
     stored = stored_cells(lab.root / name)
-    context, page, outside = open_chapter(chromium, lab, name)
+    locale = "en-US" if edition_of(docname).language == "en" else "ru-RU"
+    context, page, outside = open_chapter(chromium, lab, name, locale)
     try:
         sent = run_all(page)
         assert any(lab.kernels.glob("kernel-*-ipc-*")), f"the kernel's sockets are not ipc files in {lab.kernels}"
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shot = f"{Path(docname).name}-start-{lab.start}"
+        shot = f"{docname.replace('/', '-')}-start-{lab.start}"
         page.screenshot(path=SCREENSHOTS / f"{shot}-after-run-all.png")
         cells = page.evaluate(CELLS_JS)
         assert len(cells) == len(stored), f"Lab shows {len(cells)} cells, the notebook has {len(stored)}"
@@ -364,7 +366,7 @@ def learner_run(chromium, lab: Lab, docname: str) -> list[str]:
         folded = [i for i, saved in enumerate(stored) if saved["cell_type"] == "markdown"
                   and re.search(r"\{solution\}|:class:\s*dropdown|\{dropdown\}", "".join(saved["source"]))]
         # A main page has the exercises; a section page (the checks) may fold only code cells.
-        assert folded or docname not in MAIN_PAGES, f"{name} has no solution or folded answer to check"
+        assert folded or docname not in EVERY_MAIN_PAGE, f"{name} has no solution or folded answer to check"
         if folded:
             problems += page.evaluate(FOLDS_JS, folded)
             solutions = [i for i in folded if "{solution}" in "".join(stored[i]["source"])]
@@ -377,7 +379,7 @@ def learner_run(chromium, lab: Lab, docname: str) -> list[str]:
         context.close()
 
 
-@pytest.mark.parametrize("docname", CHAPTER_PAGES)
+@pytest.mark.parametrize("docname", EVERY_CHAPTER_PAGE)
 def test_chapter_after_run_all(chromium, lab, docname):
     problems = learner_run(chromium, lab, docname)
     assert not problems, f"{len(problems)} problems in JupyterLab:\n" + "\n".join(problems[:40])

@@ -371,11 +371,12 @@ def read_list(value: object) -> list:
     raise Unreadable("unordered" if unordered else "not_list", value=short(value))
 
 
-def option(key: object, right: int, shared: Mapping[int, str] | None = None) -> Field:
-    """A choice among options 1-4; its texts are ``key.ok`` and ``key.N`` for each wrong N (or ``shared``)."""
+def option(key: object, right: int, shared: Mapping[int, str] | None = None, *, count: int = 4) -> Field:
+    """A choice among options 1 … ``count`` (1-4 unless told); its texts are ``key.ok`` and ``key.N`` for
+    each wrong N (or ``shared``)."""
     prefix = "" if key is None else f"{key}."
-    mistakes = {n: f"{prefix}{n}" for n in range(1, 5) if n != right}
-    return Field(key, read_option, right, mistakes | dict(shared or {}))
+    mistakes = {n: f"{prefix}{n}" for n in range(1, count + 1) if n != right}
+    return Field(key, read_option if count == 4 else options(count), right, mistakes | dict(shared or {}))
 
 
 def outside(count: int, key: str) -> Callable[[frozenset, Any], Any]:
@@ -409,17 +410,26 @@ def read_int_set(value: object) -> frozenset[int]:
     return frozenset(read_int(item) for item in items)
 
 
-def read_option(value: object) -> int:
-    """An option's number 1-4, a number as ``read_number`` reads it: ``2``, ``2.0``, ``"2"`` and ``" 2) "``
-    read the same."""
+def read_option(value: object, count: int = 4) -> int:
+    """An option's number 1 … ``count`` (1-4), a number as ``read_number`` reads it: ``2``, ``2.0``, ``"2"``
+    and ``" 2) "`` read the same."""
     typed = value.strip().strip("()[]'\" ").rstrip(".)") if isinstance(value, str) else value
     shown: object = value   # a number as read, whatever its spelling
     with contextlib.suppress(Unreadable):
         shown = read_number(typed)
         shown = read_int(typed)
-    if not is_int(shown) or not 1 <= shown <= 4:
-        raise Unreadable("not_option", value=short(shown))
+    if not is_int(shown) or not 1 <= shown <= count:
+        raise Unreadable("not_option", value=short(shown), last=count)
     return int(shown)
+
+
+def options(count: int) -> Callable[[object], int]:
+    """The reader of an option among 1 … ``count``, for a choice of other than four options (31.13 and 31.14
+    share five verdicts); ``numbers`` lists them."""
+    def read(value: object) -> int:
+        return read_option(value, count)
+    read.numbers = tuple(range(1, count + 1))   # type: ignore[attr-defined]
+    return read
 
 
 def labels(*allowed: str) -> Callable[[object], str]:

@@ -745,7 +745,12 @@ def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]])
     circles, and for each one-head layer ``(label, outputs [N, 2])`` its outputs ``(y_0, y_4)``
     as filled markers on the straight line through them, drawn across the panel (one marker and
     line style per layer). The outputs must lie on one line (they do for any one-head layer on
-    the chapter's task): a layer whose points do not is refused rather than drawn wrongly."""
+    the chapter's task): a layer whose points do not is refused rather than drawn wrongly.
+
+    A layer whose outputs span less than a fifth of the panel (random weights give a cluster at
+    the origin) is also drawn in a second, square panel on the right, magnified around its
+    points, with the same axes scale in x and y so its line keeps its slope; a frame on the main
+    panel marks the magnified square."""
     words = texts("ch30_figures")
     targets = _pairs(targets, "targets")
     if not layers:
@@ -760,25 +765,42 @@ def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]])
                                     f"got singular values {singular[0]:.3g} and {singular[1]:.3g}")
         drawn.append((label, outputs))
     reach = 1.08 * max(np.abs(targets).max(), *(np.abs(o).max() for _, o in drawn))
-    fig = new_figure(width=4.6, height=4.7)
-    ax = fig.add_subplot()
-    ax.scatter(targets[:, 0], targets[:, 1], marker="o", s=16, facecolors="none", edgecolors="0.55",
-               linewidths=0.7, label=words["one_head_line.targets"], zorder=1)
-    handles = [ax.collections[0]]
-    for (label, outputs), style, marker in zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False):
-        centre = outputs.mean(axis=0)
-        direction = np.linalg.svd(outputs - centre)[2][0]
-        ends = centre + np.outer([-4 * reach, 4 * reach], direction)      # well past the panel's edges
-        ax.plot(ends[:, 0], ends[:, 1], style, color="black", linewidth=1.2, zorder=2)
-        ax.scatter(outputs[:, 0], outputs[:, 1], marker=marker, s=22, facecolors="white", edgecolors="black",
-                   linewidths=0.9, zorder=3)
-        handles.append(Line2D([], [], linestyle=style, marker=marker, color="black", markerfacecolor="white",
-                              label=words["one_head_line.outputs"].format(layer=label)))
+    small = min(drawn, key=lambda item: np.ptp(item[1], axis=0).max())[1]
+    zoomed = np.ptp(small, axis=0).max() < reach / 5
+    fig = new_figure(width=6.4 if zoomed else 4.6, height=4.6)
+    if zoomed:
+        ax, zoom = fig.subplots(1, 2, width_ratios=[1.7, 1.0])
+    else:
+        ax, zoom = fig.add_subplot(), None
+    handles = []
+    for panel in (ax, zoom) if zoomed else (ax,):
+        panel.scatter(targets[:, 0], targets[:, 1], marker="o", s=16, facecolors="none", edgecolors="0.55",
+                      linewidths=0.7, label=words["one_head_line.targets"], zorder=1)
+        handles = [panel.collections[0]]
+        for (label, outputs), style, marker in zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False):
+            centre = outputs.mean(axis=0)
+            direction = np.linalg.svd(outputs - centre)[2][0]
+            ends = centre + np.outer([-4 * reach, 4 * reach], direction)      # well past the panel's edges
+            panel.plot(ends[:, 0], ends[:, 1], style, color="black", linewidth=1.2, zorder=2)
+            panel.scatter(outputs[:, 0], outputs[:, 1], marker=marker, s=22, facecolors="white",
+                          edgecolors="black", linewidths=0.9, zorder=3)
+            handles.append(Line2D([], [], linestyle=style, marker=marker, color="black", markerfacecolor="white",
+                                  label=words["one_head_line.outputs"].format(layer=label)))
+        panel.set_aspect("equal")
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
-    ax.set_aspect("equal")
     ax.set_xlabel(words["one_head_line.x"])
     ax.set_ylabel(words["one_head_line.y"])
+    if zoomed:
+        middle = (small.min(axis=0) + small.max(axis=0)) / 2
+        half = 0.6 * np.ptp(small, axis=0).max()
+        zoom.set_xlim(middle[0] - half, middle[0] + half)
+        zoom.set_ylim(middle[1] - half, middle[1] + half)
+        zoom.set_title(words["one_head_line.zoom"].format(times=round(reach / half)))
+        zoom.set_xlabel("$y_0$")
+        zoom.set_ylabel("$y_4$")
+        ax.indicate_inset((*(middle - half), 2 * half, 2 * half), inset_ax=zoom, edgecolor="black",
+                          alpha=1.0, linewidth=1.2, zorder=4)
     fig.legend(handles=handles, loc="outside lower center", frameon=False)
     return fig
 

@@ -1,5 +1,6 @@
 """Chapter 31's exercises as tables (statements in the notebook, texts in ``text/<edition>/ch31.py``); the
-notebook calls it ``ex31``. Options are numbered 1-4, as in chapter 30 (letters A, B, ... name tensors and axes here).
+notebook calls it ``ex31``. Options are numbered 1-4, as in chapter 30 (letters A, B, ... name tensors and axes here);
+31.13 and 31.14 number the five verdicts of ``training_lab.verdict`` 1-5, alike.
 """
 
 from __future__ import annotations
@@ -131,15 +132,19 @@ E11 = Questions("31.11", fields=[
         coarse(2), *(lambda v, _, k=k, o=o: near(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
         lambda v, right: near(v, 1 / right) and "inverse"))])
 
-# 31.13: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
-# tests/test_training_lab.py so the checker does not train: option 1 "learns", option 2 "does not learn"
-E13 = Questions("31.13", fields=[option("pre", 1, {2: "stall", 4: "breaks"}),
-                                 option("post", 2, {1: "learns", 4: "breaks"})])
+# 31.13 and 31.14 share one list of the five verdicts of training_lab.verdict, numbered alike in both
+# statements, checkers and solutions: 1 "learns", 2 "barely learns", 3 "does not learn", 4 "learns, then
+# diverges", 5 "blows up"
 
-# 31.14: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps). Options 1-4 are
-# the verdicts "learns", "barely", "stalls", "breaks"; the right one is pinned by tests/test_lesson31.py
-# (the lab's verdict, and none of seeds 31-40 learns), so the checker does not train (0.7 s a run)
-E14 = Questions("31.14", fields=[option(None, 2)])
+# 31.13: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
+# tests/test_training_lab.py so the checker does not train: Pre option 1 "learns", Post option 3 "does not learn"
+E13 = Questions("31.13", fields=[option("pre", 1, {2: "barely", 3: "stall", 4: "breaks"}, count=5),
+                                 option("post", 3, {1: "learns", 2: "barely", 4: "breaks"}, count=5)])
+
+# 31.14: Post of eight blocks at η = 0.03 with 100 steps of warm-up (seed 31, 120 steps); the right verdict
+# (option 2, "barely learns") is pinned by tests/test_lesson31.py (the lab's verdict, and none of seeds 31-40
+# learns), so the checker does not train (0.7 s a run)
+E14 = Questions("31.14", fields=[option(None, 2, count=5)])
 
 # 31.12: the Jacobian of RMSNorm for one row, against central differences the checker takes itself --------
 def _rmsnorm_row(u: np.ndarray, gamma: np.ndarray, eps: float) -> np.ndarray:

@@ -34,6 +34,10 @@ __all__ = [
 
 INK = "0.1"
 BRANCH_FILL = "0.93"
+# Every reference line of the chapter's figures (a loss to compare with, the end of warm-up, the curve
+# c/√L, the circle a rotation keeps): thin, grey and dotted, unlike any data curve (thick, coloured,
+# with markers), and named by a label of its own, never by its style.
+REFERENCE_STYLE = {"color": "0.45", "linewidth": 1.0, "linestyle": (0, (1, 2))}
 VARIANT_STYLE = {   # variant -> (line style, marker, colour from viridis)
     "pre": (LINE_STYLES[0], MARKERS[0], "#440154"),
     "post": (LINE_STYLES[1], MARKERS[1], "#31688e"),
@@ -138,8 +142,11 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
 
 @styled
 def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
-    """The block from bottom to top: two branches, each bypassed by a
-    residual path that ends in ``+``. Each node says what it computes; the
+    """The block from bottom to top, drawn as ``sublayer_orders`` draws one
+    sublayer: the residual stream is one thick straight line; each branch
+    leaves it at a dot, runs through its norm and sublayer beside it and
+    comes back at a ``+`` on the line (the stretch of stream between is the
+    residual connection). Each node says what it computes; the
     shapes are written once, grouped (every stream and branch tensor has the
     stream's shape), with the attention weights and SwiGLU's hidden width.
 
@@ -157,24 +164,30 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
     fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
     _canvas(ax, 9.0, 9.6)
-    main_x, skip_x, side_x = 2.5, 0.6, 4.25
+    # as in sublayer_orders and residual_stream: the stream is one thick straight line, here bottom to
+    # top; each branch leaves it at a dot, runs through its boxes beside it and comes back at a "+"
+    stream_x, main_x, side_x = 0.9, 3.0, 4.6
+    ax.plot([stream_x, stream_x], [0.2, 9.1], color=INK, linewidth=4, solid_capstyle="butt")
+    _arrow(ax, (stream_x, 9.0), (stream_x, 9.45), width=4)
     for y, key in ((1.75, "norm_a"), (2.95, "attention"), (5.75, "norm_f"), (6.95, "ffn")):
-        _box(ax, main_x, y, words[f"block_diagram.{key}"], width=2.9)
-    for start, end in ((0.2, 1.45), (2.05, 2.65), (3.25, 3.98), (4.3, 5.45), (6.05, 6.65), (7.25, 7.98),
-                       (8.42, 9.35)):
-        _arrow(ax, (main_x, start), (main_x, end))
-    for plus_y in (4.2, 8.2):
-        _plus(ax, main_x, plus_y)
-    # the two residual paths: from the stream below a branch to its "+"
-    for number, (low, plus_y) in enumerate(((1.1, 4.2), (5.1, 8.2)), start=1):
-        ax.plot([main_x, skip_x, skip_x], [low, low, plus_y], color=INK, linewidth=3)
-        _arrow(ax, (skip_x, plus_y), (main_x - 0.23, plus_y), width=3)
-        ax.text(skip_x - 0.12, (low + plus_y) / 2, words["block_diagram.path"].format(number=number),
+        _box(ax, main_x, y, words[f"block_diagram.{key}"], width=2.6)
+    for number, (tap, plus_y) in enumerate(((1.1, 4.2), (5.1, 8.2)), start=1):
+        low, high = tap + 0.35, plus_y - 0.95          # the branch's first and last box edges
+        ax.plot([stream_x], [tap], marker="o", markersize=6, color=INK)
+        ax.plot([stream_x, main_x], [tap, tap], color=INK, linewidth=1.2)
+        _arrow(ax, (main_x, tap), (main_x, low))
+        _arrow(ax, (main_x, low + 0.6), (main_x, high - 0.6))
+        ax.plot([main_x, main_x], [high, plus_y], color=INK, linewidth=1.2)
+        _arrow(ax, (main_x, plus_y), (stream_x + 0.23, plus_y))
+        _plus(ax, stream_x, plus_y)
+        # the stretch of the stream from the branch point to its "+" is the residual connection
+        ax.text(stream_x - 0.25, (tap + plus_y) / 2, words["block_diagram.path"].format(number=number),
                 rotation=90, ha="right", va="center", fontsize=SMALL, color=INK)
-    names = {"x": (0.55, "x"), "N_a": (2.35, "N$_a$"), "A": (3.62, "A"), "x'": (4.85, "x'"),
-             "N_f": (6.35, "N$_f$"), "F": (7.62, "F"), "y": (8.85, "y")}
-    for y, name in names.values():
-        ax.text(main_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
+    for y, name in ((0.55, "x"), (4.75, "x'"), (8.85, "y")):       # on the stream
+        ax.text(stream_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
+    names = {"x": "x", "N_a": "N$_a$", "A": "A", "x'": "x'", "N_f": "N$_f$", "F": "F", "y": "y"}
+    for y, name in ((2.35, "N_a"), (3.62, "A"), (6.35, "N_f"), (7.62, "F")):   # in the branches
+        ax.text(main_x + 0.15, y, names[name], ha="left", va="center", fontsize=FONT, color=INK)
     # what each node does, to its right
     for y, text in ((1.75, words["block_diagram.norm_does"].format(gain="$\\gamma_a$")),
                     (2.95, words["block_diagram.attention_does"].format(shape=shapes["weights"])),
@@ -182,7 +195,7 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
                     (6.95, words["block_diagram.ffn_does"].format(hidden=hidden_width))):
         ax.text(side_x, y, text, ha="left", va="center", fontsize=SMALL, color=INK)
     groups: dict[str, list[str]] = {}
-    for key, (_, name) in names.items():
+    for key, name in names.items():
         groups.setdefault(shapes[key], []).append(name)
     lines = [words["block_diagram.shapes"]] + [f"{', '.join(group)}: {shape}" for shape, group in groups.items()]
     ax.text(side_x, 9.3, "\n".join(lines), ha="left", va="top", fontsize=SMALL, color=INK,
@@ -201,7 +214,7 @@ def head0_scores(query: Sequence[float], keys: Sequence[Sequence[float]], scaled
     fig = new_figure(style.MAX_WIDTH, 3.1)
     plane, bars = fig.subplots(1, 2, width_ratios=(1.0, 1.25))
     angles = np.linspace(0, 2 * np.pi, 200)
-    plane.plot(2 * np.cos(angles), 2 * np.sin(angles), color="0.7", linewidth=0.8, linestyle=":")
+    plane.plot(2 * np.cos(angles), 2 * np.sin(angles), **REFERENCE_STYLE)
     keys = np.asarray(keys, dtype=float)
     query = np.asarray(query, dtype=float)
     plane.annotate("", xy=(0, 2), xytext=(0, 0),
@@ -525,7 +538,7 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
                  quantity: str | None = None) -> Figure:
     """A gradient norm of the top block against the depth L of the stack, one
     panel per setting (``panels`` maps a title to ``{variant: [len(depths)]}``).
-    ``reference`` maps a panel title to ``c``: a thin dashed curve ``c/√L``; ``quantity`` names
+    ``reference`` maps a panel title to ``c``: a reference curve ``c/√L``; ``quantity`` names
     the y axis (by default the gradient norm of the top block)."""
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.3)
@@ -537,8 +550,7 @@ def top_gradient(depths: Sequence[int], panels: Mapping[str, Mapping[str, np.nda
         for variant, values in norms.items():
             _variant_line(ax, depths, np.asarray(values, dtype=float), variant, labels[variant])
         if reference and title in reference:
-            ax.plot(depths, reference[title] / np.sqrt(depths), color="0.45", linestyle=(0, (4, 3)),
-                    linewidth=1.0, label=REFERENCE_LABEL)
+            ax.plot(depths, reference[title] / np.sqrt(depths), label=REFERENCE_LABEL, **REFERENCE_STYLE)
         _log_axis(ax, drawn, bracket=True)
         if len(depths) <= FEW_DEPTHS:      # a few stacks: a tick at each, none between
             ax.set_xticks(depths, [str(int(depth)) for depth in depths])
@@ -645,8 +657,8 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     ) -> Figure:
     """Loss against step, one panel per setting (``panels`` maps a title to
     ``{label: losses}``); each curve is the running mean over ``window`` steps,
-    and ``references`` (label -> loss) are thin horizontal lines with their
-    label. ``seeds`` (title -> label -> several runs) adds a thin curve per
+    and ``references`` (label -> loss) are horizontal reference lines, named
+    in the right margin. ``seeds`` (title -> label -> several runs) adds a thin curve per
     run in the style of its label. ``schedules`` (label -> learning rate per
     step) adds a panel below."""
     words = texts("ch31_figures")
@@ -668,19 +680,23 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     markevery=max(1, len(steps) // 6), **look(label))
             for run in (seeds or {}).get(title, {}).get(label, ()):
                 ax.plot(*_running_mean(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
-        for index, (text, value) in enumerate(references.items()):
-            ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[index % 2], label=text)
+        for text, value in references.items():
+            ax.axhline(value, label=f"_ref {text}", **REFERENCE_STYLE)
         ax.set_title(title)
         ax.set_xlabel(words["training_curves.step"])
+        ax.set_xlim(0, max(len(losses) for losses in curves.values()) - 1)    # the axis ends at the data
         ax.grid(True, color="0.9", linewidth=0.6)
     axes[0].set_ylabel(words["training_curves.loss"].format(window=window))
     for ax in axes[1:]:
         ax.sharey(axes[0])
         ax.tick_params(labelleft=False)
+    # the references (one style) are named in the right margin of the last panel: the panels share y
+    _margin_labels(axes[-1], [(value, text, "", 0) for text, value in references.items()])
     if schedules:   # drawn like the curve of the same label
         lr_ax = fig.add_subplot(grid[1, :])
         for label, rates in schedules.items():
             lr_ax.plot(np.arange(len(rates)), rates, label=label, linewidth=1.6, **look(label))
+        lr_ax.set_xlim(0, len(rates) - 1)
         lr_ax.set_ylabel(words["training_curves.rate"])
         lr_ax.set_xlabel(words["training_curves.step"])
         lr_ax.set_ylim(bottom=0)
@@ -730,9 +746,11 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
     the seeds as a thick line (its own line style, marker and colour) and
     the range over the seeds (lowest to highest) as a light band; with
     ``window > 1`` every run is first a running mean over ``window`` steps.
-    One panel: each line is named at its right end (direct labels); more:
-    one legend above. ``references`` (text -> value) are grey horizontal
-    lines named at their left end, ``marks`` (text -> step) vertical ones.
+    The x axis ends at the last step. One panel: each line is named in the
+    right margin, at its end (direct labels, where no line crosses them); more:
+    one legend above. ``references`` (text -> value) are horizontal reference
+    lines, named in the right margin (of the last panel), ``marks`` (text ->
+    step) vertical ones, named at the top, above every line.
     """
     from ..errors import DepthLabError
     if not isinstance(panels, Mapping) or not 1 <= len(panels) <= 3 or not all(
@@ -773,24 +791,23 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
                     marker=MARKERS[index], markersize=4, markevery=max(1, len(steps) // 6), label=label)
             ends.append((median[-1], label, colour, steps[-1]))
         for text, value in lines["references"].items():
-            ax.axhline(value, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[0], label=f"_ref {text}")
-            if len(tables) == 1:     # named at the right end, among the curves
+            ax.axhline(value, label=f"_ref {text}", **REFERENCE_STYLE)
+            if len(tables) == 1 or ax is axes[-1]:    # named in the right margin (one panel: among the curves)
                 ends.append((value, text, "", 0))
-            else:
-                ax.annotate(text, (0, value), xycoords=("axes fraction", "data"), xytext=(3, 2),
-                            textcoords="offset points", va="bottom", fontsize=SMALL, color="0.3")
         for text, step in lines["marks"].items():
-            ax.axvline(step, color="0.45", linewidth=1.0, linestyle=REFERENCE_STYLES[1], label=f"_mark {text}")
+            ax.axvline(step, label=f"_mark {text}", **REFERENCE_STYLE)
+        if lines["marks"]:        # named at the top, in a strip above every curve, band and reference
+            _headroom(ax)
+        for text, step in lines["marks"].items():
             ax.annotate(text, (step, 1), xycoords=("data", "axes fraction"), xytext=(-3, -3),
                         textcoords="offset points", ha="right", va="top", fontsize=SMALL, color="0.3")
         ax.set_title(title)
         ax.set_xlabel(texts("ch31_figures")["training_curves.step"])
-        ax.set_xlim(0, steps[-1])    # no tick label past the last step to stick out of the figure
+        ax.set_xlim(0, steps[-1])    # the axis ends at the data
         if title in lines["ylabels"]:
             ax.set_ylabel(lines["ylabels"][title])
         ax.grid(True, color="0.9", linewidth=0.6)
-        if len(tables) == 1:
-            _direct_labels(ax, ends)
+        _margin_labels(ax, ends if len(tables) == 1 else [end for end in ends if not end[2]])
     if len(tables) > 1:
         handles, labels = axes[0].get_legend_handles_labels()
         shown = [(h, t) for h, t in zip(handles, labels, strict=True) if not t.startswith("_")]
@@ -799,21 +816,39 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
     return fig
 
 
-def _direct_labels(ax: Axes, ends: list[tuple[float, str, str, int]]) -> None:
-    """Each curve's label just right of its last point, nudged apart so none overlap."""
-    last = max(step for *_, step in ends)       # a reference (no colour) ends at 0
-    ax.set_xlim(0, last * 1.42)
+def _margin_labels(ax: Axes, ends: list[tuple[float, str, str, int]]) -> None:
+    """Each ``(value, label, colour, step)`` named in the right margin, outside the axes, at its height,
+    nudged apart so that none overlap; a curve's label (``colour``) is joined to the curve's end by a
+    short line of its colour. The curves and the reference lines stop at the axes' edge, so no line
+    crosses a label."""
+    if not ends:
+        return
     low, high = ax.get_ylim()
     gap = 0.085 * (high - low)
     placed: list[float] = []
-    for value, label, colour, step in sorted(ends):
+    for value, label, colour, _ in sorted(ends):     # every curve ends at the axes' right edge
         y = max(value, placed[-1] + gap) if placed else value
         placed.append(y)
-        line = {"arrowprops": {"arrowstyle": "-", "color": colour, "linewidth": 0.8}} if colour else {}
-        ax.annotate(label, (step or last, value), xytext=(last * 1.03, y), textcoords="data", va="center",
-                    fontsize=SMALL, color=INK if colour else "0.3", **line)
+        line = {"arrowprops": {"arrowstyle": "-", "color": colour or "0.45", "linewidth": 0.8,
+                               "shrinkA": 0, "shrinkB": 2}} if colour or y != value else {}
+        ax.annotate(label, (1.0, value), xycoords=("axes fraction", "data"), xytext=(1.03, y),
+                    textcoords=("axes fraction", "data"), va="center", fontsize=SMALL, annotation_clip=False,
+                    color=INK if colour else "0.3", **line)
     ax.set_ylim(low, max(high, placed[-1] + gap / 2))
 
 
+LABEL_STRIP = 0.14    # the top part of an axis kept free of data, for the labels of vertical lines
+
+
+def _headroom(ax: Axes) -> None:
+    """Raise the top of the y axis so that its top ``LABEL_STRIP`` holds no line, band or point."""
+    tops = [float(np.max(line.get_ydata())) for line in ax.get_lines()
+            if line.get_transform() == ax.transData and len(line.get_ydata())]
+    tops += [float(c.get_paths()[0].vertices[:, 1].max()) for c in ax.collections if c.get_paths()]
+    tops += [float(line.get_ydata()[0]) for line in ax.get_lines() if line.get_label().startswith("_ref")]
+    low, high = ax.get_ylim()
+    top = max(tops, default=high)
+    ax.set_ylim(low, max(high, (top - LABEL_STRIP * low) / (1 - LABEL_STRIP)))
+
+
 _CURVE_COLOURS = ("#440154", "#31688e", "#35b779", "#8f8f8f")
-REFERENCE_STYLES = ((0, (1, 2)), (0, (6, 2, 1, 2)))   # dotted, dash-dot: reference losses

@@ -39,6 +39,7 @@ TEXT = {
     "one_head_line.outputs": "one head, {layer}: outputs $(y_0, y_4)$ and their line",
     "one_head_line.x": "column 0: $y_0$, target $z_{m-1}$",
     "one_head_line.y": "column 4: $y_4$, target $z_0$",
+    "one_head_line.zoom": "the framed square on the left,\nmagnified ×{times}",
     "output_pairs.title": "{layer}: {output}",
     "output_pairs.outputs": ("output $y_0$", "output $y_4$"),
     "output_pairs.targets": ("target $z_{m-1}$ (previous token)", "target $z_0$ (first token)"),

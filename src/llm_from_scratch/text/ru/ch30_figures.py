@@ -39,6 +39,7 @@ TEXT = {
     "one_head_line.outputs": "одна голова, {layer}: выходы $(y_0, y_4)$ и их прямая",
     "one_head_line.x": "столбец 0: $y_0$ и цель $z_{m-1}$",
     "one_head_line.y": "столбец 4: $y_4$ и цель $z_0$",
+    "one_head_line.zoom": "квадрат в рамке слева,\nувеличенный ×{times}",
     "output_pairs.title": "{layer}: {output}",
     "output_pairs.outputs": ("выход $y_0$", "выход $y_4$"),
     "output_pairs.targets": ("цель $z_{m-1}$ (предыдущий токен)", "цель $z_0$ (первый токен)"),
