@@ -328,7 +328,7 @@ ROWS = [
     bad("split-heads-float-heads", lambda: split_heads(x(1, T, D), 2.0), HeadLayoutError, "got 2.0"),
     bad("split-heads-bool-heads", lambda: split_heads(x(1, T, D), True), HeadLayoutError, "got True"),
     bad("split-heads-indivisible", lambda: split_heads(x(1, T, D), 3), HeadLayoutError,
-        "model width 4 must be divisible by head count 3"),
+        "model width 4 must be divisible by the number of heads (3)"),
     bad("split-heads-zero-width", lambda: split_heads(x(1, T, 0), H), HeadLayoutError, "got model width 0"),
     bad("split-heads-released", lambda: split_heads(released(1, T, D), H), HeadLayoutError,
         "belongs to a released tape"),
@@ -385,7 +385,7 @@ ROWS = [
     bad("mha-float-heads", lambda: attention(heads=2.0), MultiHeadAttentionError, "got 2.0"),
     bad("mha-bool-heads", lambda: attention(heads=True), MultiHeadAttentionError, "got True"),
     bad("mha-indivisible-heads", lambda: attention(heads=3), MultiHeadAttentionError,
-        "model width 4 must be divisible by head count 3"),
+        "model width 4 must be divisible by the number of heads (3)"),
     bad("mha-odd-head-width", lambda: attention(heads=4), MultiHeadAttentionError,
         "per-head width must be even for RoPE, got 1"),
     bad("mha-zero-capacity", lambda: attention(max_positions=0), MultiHeadAttentionError, "got 0"),
@@ -404,7 +404,7 @@ ROWS = [
     bad("mha-new-zero-heads", lambda: attention_new(heads=0), MultiHeadAttentionError,
         "multi-head head count must be a positive integer, got 0"),
     bad("mha-new-indivisible", lambda: attention_new(heads=3), MultiHeadAttentionError,
-        "multi-head model width 4 must be divisible by head count 3"),
+        "model width 4 must be divisible by the number of heads (3)"),
     bad("mha-new-odd-head-width", lambda: attention_new(heads=4), MultiHeadAttentionError,
         "multi-head per-head width must be even for RoPE, got 1"),
     bad("mha-new-odd-head-width-6", lambda: attention_new(model_width=6, heads=2), MultiHeadAttentionError,
@@ -429,7 +429,7 @@ ROWS = [
         "multi-head input must have rank three [batch, tokens, model_width], got rank 2"),
     bad("mha-forward-rank-4", lambda: attention().forward(x(1, 1, T, D)), MultiHeadAttentionError, "got rank 4"),
     bad("mha-forward-width", lambda: attention().forward(x(1, T, 5)), MultiHeadAttentionError,
-        "multi-head input final width must equal model width 4, got 5"),
+        "multi-head input's last dimension must equal model width 4, got 5"),
     bad("mha-forward-no-tokens", lambda: attention().forward(x(1, 0, D)), MultiHeadAttentionError,
         "multi-head input needs at least one token so every causal row has a key"),
     bad("mha-forward-array", lambda: attention().forward(np.ones((1, T, D))), MultiHeadAttentionError,
@@ -537,7 +537,7 @@ ROWS = [
     bad("block-new-zero-width", lambda: block_new(model_width=0), DecoderBlockError, "got 0"),
     bad("block-new-zero-heads", lambda: block_new(heads=0), DecoderBlockError, "got 0"),
     bad("block-new-indivisible", lambda: block_new(heads=3), DecoderBlockError,
-        "causal multi-head attention: multi-head model width 4 must be divisible by head count 3"),
+        "causal multi-head attention: model width 4 must be divisible by the number of heads (3)"),
     bad("block-new-odd-head-width", lambda: block_new(heads=4), DecoderBlockError,
         "per-head width must be even for RoPE, got 1"),
     bad("block-new-zero-ffn", lambda: block_new(feed_forward_width=0), DecoderBlockError,
@@ -556,7 +556,7 @@ ROWS = [
     bad("block-forward-rank-2", lambda: parts().forward(x(T, D)), DecoderBlockError,
         "decoder-block input must have rank three [batch, tokens, model_width], got rank 2"),
     bad("block-forward-width", lambda: parts().forward(x(1, T, 6)), DecoderBlockError,
-        "decoder-block input final width must equal model width 4, got 6"),
+        "decoder-block input's last dimension must equal model width 4, got 6"),
     bad("block-forward-no-tokens", lambda: parts().forward(x(1, 0, D)), DecoderBlockError,
         "decoder-block input needs at least one token so every causal row has a key"),
     bad("block-forward-array", lambda: parts().forward(np.ones((1, T, D))), DecoderBlockError, "got ndarray"),
@@ -601,7 +601,7 @@ ROWS = [
         GradcheckError, "must return a Tensor, got ndarray"),
     bad("gradcheck-forward-rejects-input", lambda: check(lambda t: attention().forward(t).output,
                                                          np.ones((1, T, 5)), upstream=np.ones((1, T, D))),
-        GradcheckError, "gradcheck forward: multi-head input final width must equal model width 4, got 5"),
+        GradcheckError, "gradcheck forward: multi-head input's last dimension must equal model width 4, got 5"),
     bad("gradcheck-output-without-tape", lambda: gradcheck(lambda t: Tensor(np.ones(2)), np.ones(2), [], np.ones(2)),
         GradcheckError, "gradcheck backward: backward needs a tensor that depends on a leaf"),
 ]
@@ -1371,7 +1371,7 @@ def test_a_block_forward_enters_the_checked_forward_of_every_part(monkeypatch):
 def test_a_failed_check_does_not_switch_later_checks_off():
     with pytest.raises(DecoderBlockError):
         parts().forward(x(1, T, 5))
-    with pytest.raises(HeadLayoutError, match="divisible by head count 3"):
+    with pytest.raises(HeadLayoutError, match=r"divisible by the number of heads \(3\)"):
         split_heads(x(1, T, D), 3)
 
 

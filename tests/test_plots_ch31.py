@@ -258,7 +258,7 @@ def test_depth_profiles_draw_each_run_of_each_panel(figures):
             np.testing.assert_array_equal(_lines(ax)[label].get_xydata()[:, 0], np.arange(1, result.layers + 1))
             np.testing.assert_array_equal(_lines(ax)[label].get_xydata()[:, 1], result.gradient_norms)
     assert len({line.get_linestyle() for line in fig.axes[0].get_lines()}) == 3     # not colour alone
-    assert fig.axes[-2].get_xlabel() == "после блока l (0 — вход)" and fig.axes[-1].get_xlabel() == "блок l"
+    assert fig.axes[-2].get_xlabel() == "после блока $l$ (0 — вход)" and fig.axes[-1].get_xlabel() == "блок $l$"
     assert [t.get_text() for t in fig.legends[0].get_texts()] == list(depth_lab.LABELS.values())
 
 
@@ -349,7 +349,7 @@ def test_warmup_figure_draws_the_schedules_like_their_curves(figures):
         same = [c for c in loss_ax.get_lines() if c.get_label() == label]
         if same:
             assert same[0].get_linestyle() == line.get_linestyle() and same[0].get_color() == line.get_color()
-    assert rate_ax.get_ylabel() == "скорость\nобучения η" and rate_ax.get_xlabel() == "шаг (итерация)"
+    assert rate_ax.get_ylabel() == "скорость\nобучения η" and rate_ax.get_xlabel() == "шаг"
 
 
 def test_thin_curves_draw_the_other_seeds_in_the_style_of_their_label():

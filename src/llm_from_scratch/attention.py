@@ -31,8 +31,8 @@ def check_configuration(model_width, heads):
     d_model = positive_int(model_width, "multi-head model width", error)
     h = positive_int(heads, "multi-head head count", error)
     if d_model % h:
-        raise error(f"multi-head model width {d_model} must be divisible "
-                    f"by head count {h}")
+        raise error(f"model width {d_model} must be divisible by the "
+                    f"number of heads ({h})")
     if d_model // h % 2:
         raise error(f"multi-head per-head width must be even for RoPE, "
                     f"got {d_model // h}")

@@ -120,8 +120,8 @@ def check_tensor(x, role, error, width=None, expected="", rank=None,
         raise error(f"{role} must have rank {LAYOUTS[rank]}, "
                     f"got rank {x.ndim}")
     if width is not None and (x.ndim == 0 or x.shape[-1] != width):
-        raise error(f"{role} final width must equal {expected} {width}, "
-                    f"got {x.shape[-1] if x.ndim else 'a scalar'}")
+        raise error(f"{role}'s last dimension must equal {expected} "
+                    f"{width}, got {x.shape[-1] if x.ndim else 'a scalar'}")
     if live and x.released:
         raise error(f"{role} tensor of shape {list(x.shape)} belongs "
                     "to a released tape")

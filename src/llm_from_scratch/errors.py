@@ -1,7 +1,7 @@
 """Typed errors: one base class for the package, one class per component.
 
 A message names what was wrong and the values received, e.g.
-``multi-head input final width must equal model width 4, got 5``.
+``multi-head input's last dimension must equal model width 4, got 5``.
 """
 
 from contextlib import contextmanager

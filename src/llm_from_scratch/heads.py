@@ -13,7 +13,7 @@ def check_split(x, heads):
     h = positive_int(heads, "head count", HeadLayoutError)
     if x.shape[2] % h:
         raise HeadLayoutError(f"model width {x.shape[2]} must be divisible "
-                              f"by head count {h}")
+                              f"by the number of heads ({h})")
     if x.shape[2] == 0:
         raise HeadLayoutError("head width must be nonzero, "
                               "got model width 0")

@@ -348,7 +348,7 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
                 ha="left", va="top", fontsize=SMALL)
         ax.text(plus + 0.4, branch_y, words["pre_post_orders.weight"].format(weight=float(data["weight"])),
                 ha="left", va="center", fontsize=SMALL)
-        ax.text(9.95, line_y - 0.4, f"x'₁ = {vector_text(data['output'])}", ha="right", va="top",
+        ax.text(9.95, line_y - 0.4, f"$x'_1$ = {vector_text(data['output'])}", ha="right", va="top",
                 fontsize=SMALL)
     return fig
 
