@@ -1,9 +1,9 @@
-"""Causal scaled dot-product self-attention, independently for every leading index.
+"""Causal scaled dot-product self-attention, separately per leading index.
 
 ``q, k, v: [..., T, d]``; every leading index (a batch row, or a batch row
 and a head) gets its own ``[T, T]`` table of attention weights:
 ``A = softmax(q k^T / sqrt(d) + M)``, ``H = A v``. One batched matmul runs
-all of them at once, so multi-head attention calls this on ``[B, h, T, d_h]``.
+all of them at once: multi-head attention calls it on ``[B, h, T, d_h]``.
 """
 
 from dataclasses import dataclass
