@@ -113,7 +113,7 @@ class MultiHeadAttention(Layer):
         q = split_heads(x @ self.w_q, self.heads)
         k = split_heads(x @ self.w_k, self.heads)
         v = split_heads(x @ self.w_v, self.heads)
-        # RoPE turns queries and keys only; an error names which
+        # RoPE rotates queries and keys only; an error names which
         with chained(MultiHeadAttentionError, "query RoPE"):
             q_rot = self.rope.rotate(q, position_offset)
         with chained(MultiHeadAttentionError, "key RoPE"):

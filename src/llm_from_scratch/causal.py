@@ -1,9 +1,9 @@
-"""Causal scaled dot-product self-attention over independent lanes.
+"""Causal scaled dot-product self-attention, separately per leading index.
 
 ``q, k, v: [..., T, d]``; every leading index (a batch row, or a batch row
-and a head) is a lane with its own ``[T, T]`` probability table:
+and a head) gets its own ``[T, T]`` table of attention weights:
 ``A = softmax(q k^T / sqrt(d) + M)``, ``H = A v``. One batched matmul runs
-all lanes at once, so multi-head attention calls this on ``[B, h, T, d_h]``.
+all of them at once: multi-head attention calls it on ``[B, h, T, d_h]``.
 """
 
 from dataclasses import dataclass
@@ -22,7 +22,7 @@ class CausalAttention:
     output: Tensor   # [..., T, d]
 
 
-def check_lanes(q, k, v):
+def check_qkv(q, k, v):
     for role, x in (("query", q), ("key", k), ("value", v)):
         check_tensor(x, f"causal attention {role}", CausalAttentionError)
     if q.ndim < 2 or 0 in q.shape[-2:]:
@@ -36,7 +36,7 @@ def check_lanes(q, k, v):
                 f"{list(q.shape)}, got {list(x.shape)}")
 
 
-@checked(check_lanes, CausalAttentionError, "causal attention")
+@checked(check_qkv, CausalAttentionError, "causal attention")
 def causal_scaled_dot_product_self_attention(
         q: Tensor, k: Tensor, v: Tensor) -> CausalAttention:
     """``q, k, v: [..., T, d]`` -> ``A: [..., T, T]``, ``H: [..., T, d]``"""

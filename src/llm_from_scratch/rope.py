@@ -1,7 +1,7 @@
 """Rotary position embedding on adjacent pairs ``(2i, 2i+1)`` of a head row.
 
-At position ``p`` pair ``i`` turns by ``p * rope_base ** (-2i / d_h)``. The
-cos/sin tables for positions ``0 .. max_positions-1`` are built once;
+At position ``p`` pair ``i`` rotates by ``p * rope_base ** (-2i / d_h)``.
+The cos/sin tables for positions ``0 .. max_positions-1`` are built once;
 ``rotate`` reads the rows of the interval ``[offset, offset + T)``.
 """
 

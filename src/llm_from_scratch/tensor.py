@@ -231,7 +231,7 @@ def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
-    Future keys get ``-inf`` before the exponent, so their probability is
+    Future keys get ``-inf`` before the exponential, so their probability is
     exactly 0; the diagonal is visible, so the row maximum is finite.
     """
     visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
@@ -248,21 +248,21 @@ def causal_softmax(scores: Tensor) -> Tensor:
 
 @operation(operands=1)
 def rotate_pairs(x: Tensor, cos: np.ndarray, sin: np.ndarray) -> Tensor:
-    """Turn each pair ``(2i, 2i+1)`` of ``x: [..., T, d]`` by its angle.
+    """Rotate each pair ``(2i, 2i+1)`` of ``x: [..., T, d]`` by its angle.
 
     ``cos, sin: [T, d/2]``; ``[a, b] -> [a cos - b sin, a sin + b cos]``.
     """
-    def turn(v, sin):
+    def rotate(v, sin):
         a, b = v[..., 0::2], v[..., 1::2]                # [..., T, d/2]
         out = np.empty(v.shape)
         out[..., 0::2] = a * cos - b * sin
         out[..., 1::2] = a * sin + b * cos
         return out
 
-    def vjp(g):  # a rotation's transpose turns back by the same angle
-        return (turn(g, -sin),)
+    def vjp(g):  # a rotation's transpose rotates back by the same angle
+        return (rotate(g, -sin),)
 
-    return Tensor.result(turn(x.value, sin), (x,), vjp)
+    return Tensor.result(rotate(x.value, sin), (x,), vjp)
 
 
 @operation(operands=2)

@@ -38,7 +38,7 @@ STAGES = ("projected_query_heads", "projected_key_heads", "projected_value_heads
 # -- the worked example ---------------------------------------------------------
 
 def example_input() -> np.ndarray:
-    """``X: [1, 3, 4]``. Columns 0-1 of token ``t`` are ``R(-t)[1, 0]``, so RoPE turns them back to ``[1, 0]``."""
+    """``X: [1, 3, 4]``. Columns 0-1 of token ``t`` are ``R(-t)[1, 0]``, so RoPE rotates them back to ``[1, 0]``."""
     t = np.arange(TOKENS, dtype=np.float64)
     first_group = np.stack([np.cos(t), -np.sin(t)], axis=1)             # [T, 2]
     second_group = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])       # [T, 2]
@@ -188,8 +188,8 @@ def render_report() -> str:
     b, shape = format_bool, format_list
     lines = [
         "chapter=30-multi-head-attention",
-        "prediction=projection creates two learned feature lanes; each lane normalizes its own causal rows; "
-        "W_O first learns how to mix the concatenated results",
+        "prediction=the projections give each of the two heads its own learned features; each head normalizes "
+        "its own causal rows; the heads first mix in W_O, after concatenation",
         f"config=batch:{BATCH} tokens:{TOKENS} d_model:{MODEL_WIDTH} heads:{HEADS} d_h:{HEAD_WIDTH} offset:0 "
         f"capacity:{MAX_POSITIONS} rope_base:{ROPE_BASE:.6f} bias:false",
         *(f"{key}=shape:{shape(value.shape)} values:{format_vector(value)}" for key, value in (

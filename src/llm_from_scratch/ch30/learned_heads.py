@@ -76,7 +76,7 @@ class Settings:
         check.integer("heads", 1, WIDTH)
         if WIDTH % self.heads or WIDTH // self.heads % 2:
             raise LearnedHeadsError(f"{LAB} heads must split d_model {WIDTH} into heads of even width "
-                                    f"(RoPE turns pairs), got {self.heads}")
+                                    f"(RoPE rotates pairs), got {self.heads}")
         check.integer("steps", 1, MAX_STEPS)
         check.integer("seed", 0, SEEDS - 1)
         check.number("learning_rate", 0, MAX_LEARNING_RATE)

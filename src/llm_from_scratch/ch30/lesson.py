@@ -10,7 +10,7 @@
   (``score_spread``), and the gradient that reaches the scores through the
   softmax shrinks (``softmax_jacobian_norm``), by how much from sample to
   sample (``jacobian_spread``).
-* RoPE as a rotation: every pair of a head is an arrow that turns by
+* RoPE as a rotation: every pair of a head is an arrow that rotates by
   ``position * rope_base ** (-2i / d_h)`` (``pair_arrows``); the score of a
   rotated query and key depends only on the offset ``m - n``
   (``relative_scores``).
@@ -47,7 +47,7 @@ ROLES = ("query", "key", "value", "output")
 
 JOB_TOKENS = 6
 JOB_WIDTH = 8          # d_model; with two heads d_h = 4: a fast and a slow pair
-JOB_BASE = 10_000.0    # pair 1 of a head turns by 0.01 rad per position
+JOB_BASE = 10_000.0    # pair 1 of a head rotates by 0.01 rad per position
 JOB_SHARPNESS = 5.0    # length of the constant query and key rows
 CONSTANT, FIRST, CONTENT = 0, 1, 2   # the input features the weights read
 
