@@ -231,8 +231,8 @@ def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
 
-    Future keys get ``-inf`` before the exponential, so their probability is
-    exactly 0; the diagonal is visible, so the row maximum is finite.
+    Future keys get ``-inf`` before the exponential, so their probability
+    is exactly 0; the diagonal is visible, so the row maximum is finite.
     """
     visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
     p = np.where(visible, scores.value, -np.inf)         # [..., T, T]

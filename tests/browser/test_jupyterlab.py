@@ -323,9 +323,11 @@ FOLDS_JS = """async indices => {
 
 def learner_run(chromium, lab: Lab, docname: str) -> list[str]:
     """Open a chapter, Run All, and read it as a learner does: what is wrong."""
-    name = docname + ".ipynb"  # the English edition's notebooks are in en/
+    # The lab serves a copy of book/: the Russian notebooks at its top, the English in en/.
+    edition = edition_of(docname)
+    name = ("en/" if edition.language == "en" else "") + Path(docname).name + ".ipynb"
     stored = stored_cells(lab.root / name)
-    locale = "en-US" if edition_of(docname).language == "en" else "ru-RU"
+    locale = "en-US" if edition.language == "en" else "ru-RU"
     context, page, outside = open_chapter(chromium, lab, name, locale)
     try:
         sent = run_all(page)
