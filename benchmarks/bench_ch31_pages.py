@@ -36,22 +36,10 @@ PAGES = ("ch31-decoder-block", "ch31-depth-lab", "ch31-training", "ch31-checks")
 
 BLAS = """
 import json, numpy as np
-info = {"numpy": np.__version__}
-try:
-    from threadpoolctl import threadpool_info
-    info["pools"] = [{k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
-                     for p in threadpool_info()]
-except ImportError:                    # OpenBLAS as NumPy's wheel bundles it, asked directly
-    import ctypes, glob, os
-    config = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
-    info["blas"] = {k: config.get(k) for k in ("name", "version")}
-    for path in glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")):
-        lib = ctypes.CDLL(path)
-        for name in ("scipy_openblas_get_corename64_", "openblas_get_corename"):
-            if hasattr(lib, name):
-                getattr(lib, name).restype = ctypes.c_char_p
-                info["blas"]["kernel"] = getattr(lib, name)().decode()
-                info["blas"]["threads"] = getattr(lib, name.replace("corename", "num_threads"))()
+from threadpoolctl import threadpool_info
+info = {"numpy": np.__version__,
+        "pools": [{k: p.get(k) for k in ("internal_api", "version", "architecture", "num_threads")}
+                  for p in threadpool_info()]}
 print(json.dumps(info))
 """
 

@@ -65,7 +65,7 @@ FOLDER = "llm-from-scratch-course"
 # What a learner's environment needs: the package's own dependencies, the
 # kernel (ipykernel, and IPython, whose formatting the stored outputs show),
 # JupyterLab and the extension that renders the book's MyST markup.
-RUNTIME = ("numpy", "matplotlib", "ipykernel", "ipython", "jupyterlab", "jupyterlab-myst")
+RUNTIME = ("numpy", "matplotlib", "threadpoolctl", "ipykernel", "ipython", "jupyterlab", "jupyterlab-myst")
 PIN = re.compile(r"^([A-Za-z0-9_.-]+)==\S+$")
 @dataclass(frozen=True)
 class Edition:

@@ -32,12 +32,12 @@ import functools
 import math
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
 import numpy as np
+import threadpoolctl
 
 from ..block import DecoderBlock
 from ..book.optim import Adam
@@ -333,41 +333,22 @@ def train_seeds(settings: Settings | None = None, seeds: Sequence[int] = range(3
 def _one_blas_thread() -> None:
     """In a worker: OpenBLAS on one thread (the results do not depend on it),
     so that the workers' BLAS threads do not fight over the cores."""
-    for _, set_threads in _openblas_threads():
-        set_threads(1)
+    _blas().limit(limits=1, user_api="blas")
 
 
-@contextmanager
-def _one_blas_thread_inside() -> Iterator[None]:
-    """OpenBLAS on one thread for a run, then as before. The results do not
-    depend on it; the time does: the model's matrices are small, a second
-    thread mostly waits for the first, and on a busy machine for a core."""
-    libraries = _openblas_threads()
-    before = [get_threads() for get_threads, _ in libraries]
-    for _, set_threads in libraries:
-        set_threads(1)
-    try:
-        yield
-    finally:
-        for (_, set_threads), threads in zip(libraries, before, strict=True):
-            set_threads(threads)
+def _one_blas_thread_inside() -> threadpoolctl.ThreadpoolController:
+    """OpenBLAS on one thread for a run (a context manager), then as before.
+    The results do not depend on it; the time does: the model's matrices are
+    small, a second thread mostly waits for the first, and on a busy machine
+    for a core."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 @functools.cache
-def _openblas_threads() -> list[tuple[Callable[[], int], Callable[[int], None]]]:
-    """``(get, set)`` of the thread count of each OpenBLAS that NumPy's wheel
-    bundles (none with another BLAS)."""
-    import ctypes
-    import glob
-    found = []
-    for path in glob.glob(os.path.join(os.path.dirname(np.__file__), os.pardir, "numpy.libs", "*openblas*")):
-        library = ctypes.CDLL(path)
-        for prefix, suffix in (("scipy_openblas_", "64_"), ("openblas_", "")):
-            names = (f"{prefix}get_num_threads{suffix}", f"{prefix}set_num_threads{suffix}")
-            if all(hasattr(library, name) for name in names):
-                found.append(tuple(getattr(library, name) for name in names))
-                break
-    return found
+def _blas() -> threadpoolctl.ThreadpoolController:
+    """The thread pools of the libraries loaded now, NumPy's BLAS among them
+    (looked up once: the lookup reads every loaded library)."""
+    return threadpoolctl.ThreadpoolController()
 
 
 def _rms(values: np.ndarray) -> float:
