@@ -21,7 +21,7 @@ TEXT = {
     "verdict.stalls": "does not learn",
     "verdict.barely": "barely learns",
     "verdict.learns": "learns",
-    "verdict.breaks": "learns, then diverges",
+    "verdict.breaks": "learns, then regresses",
     # training_lab.training_table, training_lab.seeds_table
     "training.wiring": "wiring",
     "training.layers": "L",
