@@ -123,7 +123,7 @@ TEXT = {
     "12.right": "The largest difference from central differences is {gap}. In case 1 the largest element of |J·u| is {along}: RMSNorm does not notice a row being stretched along itself.",
     "12.diagonal": "You missed that RMS(u) depends on every u_j: the off-diagonal elements are gone. The derivative of the denominator adds the term −γ_i·n_i·n_j / (d·RMS), where n = u / RMS(u) is the normalized row.",
     "12.no_mean": "It looks like the factor 1/d is missing: RMS is the root of the mean square, not of the sum, and ∂RMS/∂u_j = u_j / (d·RMS).",
-    "12.no_gain": "The gains γ are left out: y_i is multiplied by γ_i, and so is row i of the Jacobian.",
+    "12.no_gain": "The scale vector γ is left out: y_i is multiplied by γ_i, and so is row i of the Jacobian.",
     "12.transposed": "The Jacobian is transposed: J[i, j] = ∂y_i/∂u_j, the row is the output and the column the input. With γ = 1 this does not show; with different γ_i it does.",
     "12.same": "matches central differences.",
     "12.also_wrong": "also differs from central differences.",
