@@ -134,7 +134,7 @@ E11 = Questions("31.11", fields=[
 
 # 31.13 and 31.14 share one list of the five verdicts of training_lab.verdict, numbered alike in both
 # statements, checkers and solutions: 1 "learns", 2 "barely learns", 3 "does not learn", 4 "learns, then
-# diverges", 5 "blows up"
+# regresses", 5 "blows up"
 
 # 31.13: eight blocks at η = 0.02; the verdicts of training_lab.train_stack (seed 31), pinned by
 # tests/test_training_lab.py so the checker does not train: Pre option 1 "learns", Post option 3 "does not learn"

@@ -1,8 +1,8 @@
-"""The words of chapter 31's labs (``depth_lab``, ``training_lab``), English edition: wiring labels, verdicts,
+"""The words of chapter 31's labs (``depth_lab``, ``training_lab``), English edition: placement labels, verdicts,
 table headers."""
 
 TEXT = {
-    # how tables and figures name a wiring (depth_lab.label, depth_lab.LABELS)
+    # how tables and figures name a placement of the norm (depth_lab.label, depth_lab.LABELS)
     "label.pre": "Pre-RMSNorm",
     "label.post": "Post-RMSNorm",
     "label.none": "no residual",
@@ -11,7 +11,7 @@ TEXT = {
     "label.layer.none": "no residual, LN",
     # depth_lab.summary_table, depth_lab.gradient_table
     "depth.scale": "weight scale",
-    "depth.wiring": "wiring",
+    "depth.wiring": "placement",
     "depth.quantity": "quantity",
     "depth.layer": "block {layer}",
     "depth.stream_rms": "stream RMS",
@@ -21,9 +21,9 @@ TEXT = {
     "verdict.stalls": "does not learn",
     "verdict.barely": "barely learns",
     "verdict.learns": "learns",
-    "verdict.breaks": "learns, then diverges",
+    "verdict.breaks": "learns, then regresses",
     # training_lab.training_table, training_lab.seeds_table
-    "training.wiring": "wiring",
+    "training.wiring": "placement",
     "training.layers": "L",
     "training.lr": "η",
     "training.warmup": "warm-up",
