@@ -142,7 +142,7 @@ def test_tables_name_the_norm_each_run_used():
     assert [row[0] for row in depth_lab.summary_table(layer, layers=(1, 2))[1][::2]] == [
         "Pre-LN", "Post-LN", "без остаточных путей, LN"]
     header, rows = depth_lab.gradient_table({"1": rms, "√3": layer}, layers=(1, 2))
-    assert header == ["масштаб весов", "схема", "блок 1", "блок 2"]
+    assert header == ["множитель инициализации", "схема", "блок 1", "блок 2"]
     assert [row[:2] for row in rows[::3]] == [["1", "Pre-RMSNorm"], ["√3", "Pre-LN"]]
     assert rows[4][3] == depth_lab.short(layer["post"].gradient_norms[1])
 

@@ -100,7 +100,7 @@ TEXT = {
     "11.inverse": ("it looks like the norm at L = 4 divided by the norm at L = 16; it should be the other way round.", "Divide the gradient at L = 16 by the gradient at L = 4."),
     "11.block": "it looks like the gradient of the whole top block; here you need the single matrix W_down.",
     "11.post": "it looks like the ratio for Post; here you need Pre.",
-    "11.scale_1": "it looks like weight scale 1; here you need weight scale √3.",
+    "11.scale_1": "it looks like the initialization factor c = 1; here you need c = √3.",
     "11.measured.wrong": "{value} does not match the lab's measurement.",
     "13.hint": 'Compare how the output shift per step grows with the number of blocks in Pre and in Post (the table in the "Training" section), and run training_lab.train_stack(variant=v, layers=8, lr=0.02) for v = "pre" and "post".',
     "13.pre.ok": "Pre's path along the stream crosses no norm at all, and its output shift per step grows slowly with depth.",

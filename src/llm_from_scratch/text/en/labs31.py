@@ -10,7 +10,7 @@ TEXT = {
     "label.layer.post": "Post-LN",
     "label.layer.none": "no residual, LN",
     # depth_lab.summary_table, depth_lab.gradient_table
-    "depth.scale": "weight scale",
+    "depth.scale": "initialization factor",
     "depth.wiring": "placement",
     "depth.quantity": "quantity",
     "depth.layer": "block {layer}",

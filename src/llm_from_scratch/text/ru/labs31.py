@@ -9,7 +9,7 @@ TEXT = {
     "label.layer.post": "Post-LN",
     "label.layer.none": "без остаточных путей, LN",
     # depth_lab.summary_table, depth_lab.gradient_table
-    "depth.scale": "масштаб весов",
+    "depth.scale": "множитель инициализации",
     "depth.wiring": "схема",
     "depth.quantity": "величина",
     "depth.layer": "блок {layer}",
