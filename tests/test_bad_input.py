@@ -1331,7 +1331,7 @@ def test_every_error_class_derives_from_the_package_base():
                if isinstance(value, type) and issubclass(value, Exception)]
     components = {"Tensor", "Parameter", "Initialization", "Rope", "HeadLayout", "CausalAttention",
                   "MultiHeadAttention", "RmsNorm", "SwiGlu", "DecoderBlock", "Gradcheck",
-                  "Optimizer", "Training", "DepthLab", "LearnedHeads", "History", "Edition"}
+                  "Optimizer", "Training", "DepthLab", "LearnedHeads", "History", "Edition", "Format"}
     assert {cls.__name__ for cls in classes} == {f"{name}Error" for name in components} | {"LlmFromScratchError"}
     assert all(issubclass(cls, LlmFromScratchError) for cls in classes)
 

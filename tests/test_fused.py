@@ -57,8 +57,8 @@ def test_the_comparison_sees_a_gradient_off_by_one_part_in_a_billion(monkeypatch
     staged, fused_step, make = LAYERS["swiglu"]
     x, upstream = RNG.normal(size=(3, 5, 8)), RNG.normal(size=(3, 5, 8))
     expected = gradients(staged, make, x, upstream, False)
-    original = fused.weight_grad
-    monkeypatch.setattr(fused, "weight_grad", lambda a, g: original(a, g) * (1 + 1e-9))
+    original = fused._weight_grad
+    monkeypatch.setattr(fused, "_weight_grad", lambda a, g: original(a, g) * (1 + 1e-9))
     got = gradients(fused_step, make, x, upstream, False)
     assert np.array_equal(expected[0], got[0]) and np.array_equal(expected[1], got[1])
     assert max(differences(expected, got)) > 1e-10
@@ -116,3 +116,17 @@ def test_training_with_fused_steps_is_the_same_run(variant, monkeypatch):
 def test_the_fused_entries_check_their_input(call, error, message):
     with pytest.raises(error, match=message):
         call()
+
+
+def test_the_fused_attention_step_checks_heads_and_rope_rows_before_computing():
+    layer = attention()
+    x = Tensor(np.ones((1, 3, 8)))
+    rows = layer.rope.cos[:3], layer.rope.sin[:3]
+    weights = (layer.w_q, layer.w_k, layer.w_v, layer.w_o)
+    for heads in (0, 3, 8, 2.0, "2", None):           # 8 heads of width 1: RoPE needs even widths
+        with pytest.raises(TensorError, match="heads must be an integer that splits width 8"):
+            fused.causal_self_attention(x, *weights, heads, *rows)
+    for cos, got in ((np.full((3, 2), np.nan), r"float64 \[3, 2\]"), (rows[0][:2], r"got float64 \[2, 2\]"),
+                     (rows[0].astype(complex), "got complex128"), ([[1.0]], "got list")):
+        with pytest.raises(TensorError, match=f"cos must be finite {got}" if got.startswith("float") else got):
+            fused.causal_self_attention(x, *weights, layer.heads, cos, rows[1])

@@ -251,3 +251,17 @@ def test_arguments_after_the_operands_may_be_arrays():
     x = Tensor(np.ones((1, 2, 2)))
     angles = np.zeros((2, 1))
     assert T.rotate_pairs(x, np.cos(angles), np.sin(angles)).shape == (1, 2, 2)
+
+
+def test_a_backward_that_overflows_moves_no_gradient():
+    """The leaves' gradients move only once every VJP has run: an overflow on
+    one path leaves the leaf on the other path as it was."""
+    c, a, b = (Parameter(name, np.full(2, value)) for name, value in (("c", 1.0), ("a", 1e-300), ("b", 1e10)))
+    with pytest.raises(TensorError, match="overflow"):
+        (c + a * b).backward(np.full(2, 1e300))
+    assert c.grad is None and a.grad is None and b.grad is None
+
+
+def test_a_tensor_bounds_its_size_before_copying():
+    with pytest.raises(TensorError, match="would hold 1000000000000 values, more than the limit"):
+        Tensor(np.broadcast_to(0.0, (10**6, 10**6)))

@@ -12,13 +12,14 @@ from __future__ import annotations
 import itertools
 import math
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
-import threadpoolctl
 import pytest
+import threadpoolctl
 from lab_errors import assert_depth_lab_error
 from numpy_stack import central_difference, stack_loss, weights_of
 
@@ -26,6 +27,7 @@ from llm_from_scratch import Adam
 from llm_from_scratch.book.training import TrainingRun, cross_entropy, train
 from llm_from_scratch.ch31 import exercises as ex31
 from llm_from_scratch.ch31 import training_lab
+from llm_from_scratch.errors import DepthLabError
 
 TINY = {"width": 4, "heads": 2, "vocabulary": 5, "tokens": 4, "seed": 3}
 TASK = {"batch": 3, "tokens": 4, "vocabulary": 5, "period": 2, "seed": 5}
@@ -501,3 +503,17 @@ def test_a_run_uses_one_blas_thread_and_gives_the_others_back(monkeypatch):
     training_lab.train_stack(layers=1, steps=2, batch=2)
     assert during == [[1] * len(before)]
     assert blas_threads() == before
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda model: model(np.broadcast_to(np.zeros((1, 4), np.int8), (10**9, 4))), "more than the limit"),
+    (lambda model: model([[0, 1], [1]]), "got a ragged list"),
+    (lambda model: training_lab.smoothed(range(10**8)), "at most 20000 steps, got 100000000"),
+    (lambda model: training_lab.smoothed([1e308] * 3), "at most 1e300 in size"),
+    (lambda model: training_lab.smoothed(np.array([1 + 1j, 2])), "real numbers, got dtype complex128"),
+    (lambda model: training_lab.top_movement(probe=False), "always probes the top, got probe=False"),
+])
+def test_the_lab_bounds_what_it_would_allocate_and_names_the_bad_input(call, message):
+    model = training_lab.new_model(layers=1, width=4, heads=1, batch=2, tokens=4, vocabulary=4, period=2)
+    with pytest.raises(DepthLabError, match=re.escape(message)):
+        call(model)

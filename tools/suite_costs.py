@@ -35,15 +35,36 @@ def suite(path: str) -> str:
     return "unit: package and conventions"
 
 
+class ReportError(ValueError):
+    """A report or seconds file this tool cannot read: the file and what is wrong."""
+
+
+def seconds_of(text: object, where: str) -> float:
+    """A time in seconds: a finite number >= 0."""
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        raise ReportError(f"{where}: a time must be a number of seconds, got {str(text)[:40]!r}") from None
+    if not 0.0 <= value < 1e9:                      # NaN fails both comparisons
+        raise ReportError(f"{where}: a time must be between 0 and 1e9 seconds, got {value}")
+    return value
+
+
 def costs(report: Path) -> tuple[dict[str, float], dict[str, int], float]:
-    root = ET.parse(report).getroot()
+    try:
+        root = ET.parse(report).getroot()
+    except ET.ParseError as error:
+        raise ReportError(f"{report}: not a JUnit XML report ({error})") from None
     seconds: dict[str, float] = defaultdict(float)
     counts: dict[str, int] = defaultdict(int)
     for case in root.iter("testcase"):
         where = case.get("file") or case.get("classname", "").replace(".", "/")
-        seconds[suite(where)] += float(case.get("time", 0.0))
+        seconds[suite(where)] += seconds_of(case.get("time", 0.0), f"{report}: test {case.get('name')!r:.80}")
         counts[suite(where)] += 1
-    wall = sum(float(s.get("time", 0.0)) for s in root.iter("testsuite"))
+    if not counts:
+        raise ReportError(f"{report}: the report holds no test cases")
+    wall = sum(seconds_of(s.get("time", 0.0), f"{report}: suite {s.get('name')!r:.80}")
+               for s in root.iter("testsuite"))
     return seconds, counts, wall
 
 
@@ -52,17 +73,22 @@ def main(argv: list[str]) -> int:
     if not report.is_file():
         print(f"no report at {report}: run `make test` first")
         return 1
-    seconds, counts, wall = costs(report)
+    try:
+        seconds, counts, wall = costs(report)
+        build = Path(argv[2]) if len(argv) > 2 else None
+        built = (seconds_of(build.read_text(errors="replace"), str(build))
+                 if build is not None and build.is_file() else None)
+    except (ReportError, OSError) as error:
+        print(f"cannot read the suite costs: {error}")
+        return 1
     build_label = "make html beside the tests (wall clock)"
     width = max(len(build_label), *map(len, seconds))
     for name, spent in sorted(seconds.items(), key=lambda item: -item[1]):
         print(f"{name:<{width}}  {counts[name]:5d} tests  {spent:7.1f} s")
     print(f"{'all suites (worker-seconds)':<{width}}  {sum(counts.values()):5d} tests  "
           f"{sum(seconds.values()):7.1f} s; pytest's wall clock {wall:.1f} s")
-    build = Path(argv[2]) if len(argv) > 2 else None
-    if build is not None and build.is_file():
-        print(f"{build_label:<{width}}  {'':11}  "
-              f"{float(build.read_text()):7.1f} s")
+    if built is not None:
+        print(f"{build_label:<{width}}  {'':11}  {built:7.1f} s")
     return 0
 
 

@@ -14,9 +14,8 @@ import reprlib
 
 from .errors import LlmFromScratchError
 from .parameter import Parameter
-from .tensor import Tensor
+from .tensor import MAX_SIZE, Tensor
 
-MAX_SIZE = 2**24  # values in one weight, table or draw: 128 MiB of float64
 
 
 def checked(check, error, stage):

@@ -25,6 +25,7 @@ class DepthLabError(LlmFromScratchError): ...  # the chapters' stacks
 class LearnedHeadsError(LlmFromScratchError): ...  # chapter 30's lab
 class HistoryError(LlmFromScratchError): ...  # historical contrasts
 class EditionError(LlmFromScratchError): ...  # the book's edition
+class FormatError(LlmFromScratchError): ...  # the book's printed formats
 
 
 @contextmanager

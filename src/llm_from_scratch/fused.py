@@ -5,7 +5,7 @@ the tape (19 and 5 steps) so that a reader can look at each one. Training
 needs only the output, and on the book's small arrays NumPy's cost per
 call, not the arithmetic, sets the pace. Here each layer is one step: its
 forward does the arithmetic of the steps in ``tensor.py`` element by
-element (RoPE on whole rows, ``rotate``), with the matrix products on
+element (RoPE on whole rows, ``_rotate``), with the matrix products on
 arrays of the same layout, and the VJP right under it is their VJPs one
 after another, so both give the same numbers bit for bit.
 
@@ -19,55 +19,56 @@ import functools
 
 import numpy as np
 
+from .errors import TensorError
 from .tensor import Tensor, operation
 
 
-def rope_tables(cos, sin, heads):
+def _rope_tables(cos, sin, heads):
     """RoPE's rows ``cos, sin: [T, d_h/2]`` as ``C, S: [T, h d_h]`` for
-    ``rotate``: ``(c0, c0, c1, c1, …)`` and ``(-s0, s0, -s1, s1, …)``, the
+    ``_rotate``: ``(c0, c0, c1, c1, …)`` and ``(-s0, s0, -s1, s1, …)``, the
     same for every head."""
     c = np.repeat(cos, 2, axis=-1)                           # [T, d_h]
     s = np.stack([-sin, sin], axis=-1).reshape(c.shape)
     return np.tile(c, heads), np.tile(s, heads)
 
 
-def swap_pairs(x):
+def _swap_pairs(x):
     """``(x1, x2, x3, x4, …) -> (x2, x1, x4, x3, …)`` on the last axis."""
     out = np.empty(x.shape)
     out[..., 0::2], out[..., 1::2] = x[..., 1::2], x[..., 0::2]
     return out
 
 
-def rotate(x, c, s):
+def _rotate(x, c, s):
     """RoPE on every head of ``x: [B, T, h d_h]`` at once, as RoFormer
-    writes it: ``x C + swap_pairs(x) S``. Each pair ``(a, b)`` becomes
+    writes it: ``x C + _swap_pairs(x) S``. Each pair ``(a, b)`` becomes
     ``(a cos - b sin, b cos + a sin)``: the numbers of ``rotate_pairs``
     (``-y`` is exact), with the arithmetic on whole rows."""
-    return x * c + swap_pairs(x) * s
+    return x * c + _swap_pairs(x) * s
 
 
 @functools.cache
-def visible(tokens: int) -> np.ndarray:
+def _visible(tokens: int) -> np.ndarray:
     """``[T, T]``: key ``j`` is visible from query ``i`` if ``j <= i``."""
     mask = np.tri(tokens, dtype=bool)
     mask.flags.writeable = False
     return mask
 
 
-def masked_softmax(scores):
+def _masked_softmax(scores):
     """``causal_softmax``' arithmetic: each row over its visible keys."""
-    p = np.where(visible(scores.shape[-1]), scores, -np.inf)
+    p = np.where(_visible(scores.shape[-1]), scores, -np.inf)
     p -= p.max(axis=-1, keepdims=True)
     np.exp(p, out=p)
     p /= p.sum(axis=-1, keepdims=True)
     return p
 
 
-def swapped(a):
+def _swapped(a):
     return np.swapaxes(a, -1, -2)
 
 
-def weight_grad(x, g):
+def _weight_grad(x, g):
     """The VJP of ``x @ W`` for the weight: ``dW = X^T G``, all rows."""
     return x.reshape(-1, x.shape[-1]).T @ g.reshape(-1, g.shape[-1])
 
@@ -79,7 +80,20 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
     """``MultiHeadAttention.forward(x).output`` as one step: ``x: [B, T,
     d]``, weights ``[d, d]``, RoPE's rows ``cos, sin: [T, d_h/2]``."""
     batch, tokens, d = x.shape
+    if type(heads) is not int or not 1 <= heads <= d or d % heads \
+            or (d // heads) % 2:
+        raise TensorError("causal_self_attention heads must be an integer "
+                          f"that splits width {d} into even head widths, "
+                          f"got {heads!r:.40}")
     d_h = d // heads
+    for name, table in (("cos", cos), ("sin", sin)):
+        if not isinstance(table, np.ndarray) or table.dtype != np.float64 \
+                or table.shape != (tokens, d_h // 2) \
+                or not np.isfinite(table).all():
+            got = (f"{table.dtype} {list(table.shape)}"
+                   if isinstance(table, np.ndarray) else type(table).__name__)
+            raise TensorError(f"causal_self_attention {name} must be finite "
+                              f"float64 [{tokens}, {d_h // 2}], got {got}")
 
     def split(m):  # [B, T, d] -> [B, h, T, d_h], a view
         return m.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)
@@ -90,29 +104,29 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
     def heads_of(m):  # the layout rotate_pairs gives: contiguous heads
         return np.ascontiguousarray(split(m))
 
-    c, s = rope_tables(cos, sin, heads)             # [T, d]
-    q_rot = heads_of(rotate(x.value @ w_q.value, c, s))   # RoPE(X W_Q)
-    k_rot = heads_of(rotate(x.value @ w_k.value, c, s))
+    c, s = _rope_tables(cos, sin, heads)             # [T, d]
+    q_rot = heads_of(_rotate(x.value @ w_q.value, c, s))   # RoPE(X W_Q)
+    k_rot = heads_of(_rotate(x.value @ w_k.value, c, s))
     v = split(x.value @ w_v.value)                  # [B, h, T, d_h]
     k_t = k_rot.transpose(0, 1, 3, 2)               # [B, h, d_h, T]
     factor = 1.0 / np.sqrt(d_h)
-    p = masked_softmax((q_rot @ k_t) * factor)      # A: [B, h, T, T]
+    p = _masked_softmax((q_rot @ k_t) * factor)      # A: [B, h, T, T]
     merged = merge(p @ v)                           # H = A V: [B, T, d]
 
     def vjp(g):  # the steps' VJPs, from W_O back to the projections
-        g_heads = split(g @ swapped(w_o.value))     # dH
-        g_p = g_heads @ swapped(v)                  # dA = dH V^T
-        g_v = swapped(p) @ g_heads                  # dV = A^T dH
+        g_heads = split(g @ _swapped(w_o.value))     # dH
+        g_p = g_heads @ _swapped(v)                  # dA = dH V^T
+        g_v = _swapped(p) @ g_heads                  # dV = A^T dH
         g_s = p * (g_p - (g_p * p).sum(axis=-1, keepdims=True)) * factor
-        g_q_rot = merge(g_s @ swapped(k_t))         # dRoPE(Q), [B, T, d]
-        g_k_rot = merge((swapped(q_rot) @ g_s).transpose(0, 1, 3, 2))
+        g_q_rot = merge(g_s @ _swapped(k_t))         # dRoPE(Q), [B, T, d]
+        g_k_rot = merge((_swapped(q_rot) @ g_s).transpose(0, 1, 3, 2))
         back = -s                                   # turned back: -angle
         grads = []                                  # (dX, dW) for Q, K, V
-        for g_m, w in ((rotate(g_q_rot, c, back), w_q),
-                       (rotate(g_k_rot, c, back), w_k), (merge(g_v), w_v)):
-            g_x = g_m @ swapped(w.value) if x.requires_grad else None
-            grads += [g_x, weight_grad(x.value, g_m)]
-        return (*grads, weight_grad(merged, g))
+        for g_m, w in ((_rotate(g_q_rot, c, back), w_q),
+                       (_rotate(g_k_rot, c, back), w_k), (merge(g_v), w_v)):
+            g_x = g_m @ _swapped(w.value) if x.requires_grad else None
+            grads += [g_x, _weight_grad(x.value, g_m)]
+        return (*grads, _weight_grad(merged, g))
 
     return Tensor.result(merged @ w_o.value,
                          (x, w_q, x, w_k, x, w_v, w_o), vjp)
@@ -130,14 +144,14 @@ def swiglu(x: Tensor, w_gate: Tensor, w_up: Tensor,
     hidden = activated * up
 
     def vjp(g):
-        g_hidden = g @ swapped(w_down.value)
+        g_hidden = g @ _swapped(w_down.value)
         g_gate = g_hidden * up * sigmoid * (1.0 + gate * (1.0 - sigmoid))
         g_up = g_hidden * activated
         grads = []                                  # (dX, dW): gate, up
         for g_m, w in ((g_gate, w_gate), (g_up, w_up)):
-            g_x = g_m @ swapped(w.value) if x.requires_grad else None
-            grads += [g_x, weight_grad(x.value, g_m)]
-        return (*grads, weight_grad(hidden, g))
+            g_x = g_m @ _swapped(w.value) if x.requires_grad else None
+            grads += [g_x, _weight_grad(x.value, g_m)]
+        return (*grads, _weight_grad(hidden, g))
 
     return Tensor.result(hidden @ w_down.value,
                          (x, w_gate, x, w_up, w_down), vjp)

@@ -26,9 +26,8 @@ class Parameter(Tensor):
     def zero_grad(self) -> None:
         self.spent_grad, self.grad = self.grad, None
 
-    def accumulate(self, g) -> None:
-        super().accumulate(g)
-        self.spent_grad = None
+    def _set_grad(self, total) -> None:
+        self.grad, self.spent_grad = total, None
 
 
 class ParameterList(tuple):

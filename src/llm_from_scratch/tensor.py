@@ -15,7 +15,9 @@ import numpy as np
 
 from .errors import TensorError
 
-STRICT = dict(over="raise", invalid="raise", divide="raise")  # errstate
+STRICT = dict(over="raise", invalid="raise", divide="raise",  # errstate
+              under="ignore")  # a tiny exp() is 0, as it should be
+MAX_SIZE = 2**24  # values in one array: 128 MiB of float64
 NOT_NUMBERS = (str, bytes, bytearray, memoryview, np.ma.MaskedArray)
 
 
@@ -33,6 +35,9 @@ def as_float64_array(value: object, role: str) -> np.ndarray:
     if array.dtype.kind not in "fiu":
         raise TensorError(f"{role} expects real float or integer values, "
                           f"got dtype {array.dtype}")
+    if array.size > MAX_SIZE:  # checked before the copy is allocated
+        raise TensorError(f"{role} would hold {array.size} values, more "
+                          f"than the limit {MAX_SIZE}")
     with np.errstate(over="ignore"):  # a huge float128 becomes inf
         array = np.array(array, dtype=np.float64)  # a private copy
     bad = array.size - np.count_nonzero(np.isfinite(array))
@@ -137,13 +142,13 @@ class Tensor:
             raise TensorError("backward upstream shape must equal output "
                               f"shape {list(self.shape)}, "
                               f"got {list(seed.shape)}")
-        grads = {self: seed}
+        grads, leaves = {self: seed}, []
         for node in reversed(order):  # each tensor before its parents
             g = grads.pop(node, None)
             if g is None:
                 continue
-            if node.vjp is None:  # a leaf
-                node.accumulate(g)
+            if node.vjp is None:  # a leaf: its grad moves once all are in
+                leaves.append((node, g))
                 continue
             for parent, g_parent in zip(node.parents, node.vjp(g),
                                         strict=True):
@@ -151,10 +156,19 @@ class Tensor:
                     earlier = grads.get(parent)  # from another path
                     grads[parent] = (g_parent if earlier is None
                                      else earlier + g_parent)
+        totals = [(leaf, leaf._added(g)) for leaf, g in leaves]
+        for leaf, total in totals:  # none moves if an overflow came first
+            leaf._set_grad(total)
 
     def accumulate(self, g: np.ndarray) -> None:
         """A leaf's ``grad`` adds up every backward until it is reset."""
-        self.grad = g.copy() if self.grad is None else self.grad + g
+        self._set_grad(self._added(g))
+
+    def _added(self, g: np.ndarray) -> np.ndarray:
+        return g.copy() if self.grad is None else self.grad + g
+
+    def _set_grad(self, total: np.ndarray) -> None:
+        self.grad = total
 
     def release(self) -> None:
         """Drop the graph behind this tensor: its tensors keep their

@@ -7,12 +7,26 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import FormatError
+
 WIDTH = 75  # an output block of the book holds 75 characters at a 1280 px window
 
 
 def format_number(value: float, decimals: int = 6) -> str:
     """``1.000000``; a value that rounds to zero prints as ``0.000000``, never ``-0.000000``."""
-    text = f"{float(value):.{decimals}f}"
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (int, float, np.number)) \
+            or isinstance(value, np.complexfloating):
+        raise FormatError(f"format_number value must be a real number, got {type(value).__name__}")
+    if type(decimals) is not int or not 0 <= decimals <= 20:
+        raise FormatError(f"format_number decimals must be an integer in [0, 20], got {decimals!r:.40}")
+    try:
+        number = float(value)
+    except OverflowError:                 # an int beyond float's range
+        raise FormatError(f"format_number value must fit a float, got an integer of "
+                          f"{int(value).bit_length()} bits") from None
+    text = f"{number:.{decimals}f}"
     return text[1:] if text.startswith("-") and float(text) == 0.0 else text
 
 
@@ -43,6 +57,10 @@ def wrap(text: str, width: int = WIDTH) -> str:
     with none of them is cut at the width); its continuation lines start with the line's own indent
     plus four spaces. Removing each ``"\\n"`` and the indent after it gives the text back.
     """
+    if not isinstance(text, str):
+        raise FormatError(f"wrap text must be a str, got {type(text).__name__}")
+    if type(width) is not int or not 8 <= width <= 10_000:
+        raise FormatError(f"wrap width must be an integer in [8, 10000], got {width!r:.40}")
     out = []
     for line in text.splitlines():
         indent = " " * min(len(line) - len(line.lstrip(" ")) + 4, width // 2)

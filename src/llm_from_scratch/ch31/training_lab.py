@@ -192,13 +192,20 @@ class StackModel:
 
     def _tokens(self, tokens: object) -> np.ndarray:
         """Token ids ``[B, T]`` in ``[0, V)``, at most as many as the blocks' positions."""
-        tokens = np.asarray(tokens) if isinstance(tokens, (np.ndarray, list, tuple)) else tokens
+        if isinstance(tokens, (list, tuple)):
+            try:
+                tokens = np.asarray(tokens)
+            except ValueError:                          # a ragged list
+                raise DepthLabError(f"{LAB} tokens must be integer ids [B, T], got a ragged list") from None
         vocabulary = self.embedding.shape[0]
         positions = self.blocks[0].attention.max_positions
         if not isinstance(tokens, np.ndarray) or tokens.dtype.kind not in "iu" or tokens.ndim != 2 \
                 or not 1 <= tokens.shape[1] <= positions:
             got = f"dtype {tokens.dtype} {list(tokens.shape)}" if isinstance(tokens, np.ndarray) else repr(tokens)
             raise DepthLabError(f"{LAB} tokens must be integer ids [B, T] with 1 <= T <= {positions}, got {got:.60}")
+        if tokens.size * vocabulary > MAX_VALUES:         # the one-hot rows [B, T, V]
+            raise DepthLabError(f"{LAB} tokens {list(tokens.shape)} with {vocabulary} words would hold "
+                                f"{tokens.size * vocabulary} values, more than the limit {MAX_VALUES}")
         outside = tokens[(tokens < 0) | (tokens >= vocabulary)]
         if outside.size:
             raise DepthLabError(f"{LAB} tokens must be ids in [0, {vocabulary}), got {int(outside[0])}")
@@ -397,6 +404,8 @@ def top_movement(settings: Settings | None = None, **changes: object) -> np.ndar
     stack, ``RMS(top_after - top_before)`` on a fixed probe batch (the top
     starts with RMS about 1; ``Training.top.relative_moves`` divides by the
     RMS before each step)."""
+    if "probe" in changes:
+        raise DepthLabError(f"{LAB} top_movement always probes the top, got probe={shown(changes['probe'])}")
     return train_stack(settings, probe=True, **changes).top.moves
 
 
@@ -530,10 +539,20 @@ def _training(training: object) -> Training:
 
 def _losses(losses: object) -> np.ndarray:
     """A non-empty ``[steps]`` of finite losses (a run that diverged keeps those before)."""
+    size = len(losses) if isinstance(losses, (range, np.ndarray, list, tuple)) else None
+    if size is not None and size > MAX_STEPS:           # before anything is converted
+        raise DepthLabError(f"{LAB} losses must be at most {MAX_STEPS} steps, got {size}")
+    if isinstance(losses, (str, bytes)) or (isinstance(losses, np.ndarray) and losses.dtype.kind not in "fiu"):
+        kind = f"dtype {losses.dtype}" if isinstance(losses, np.ndarray) else type(losses).__name__
+        raise DepthLabError(f"{LAB} losses must be real numbers, got {kind}")
     try:
         values = np.asarray(losses, dtype=float)
     except (TypeError, ValueError, OverflowError) as error:
         raise DepthLabError(f"{LAB} losses must be numbers, got {shown(losses)}") from error
+    if values.size > MAX_STEPS:
+        raise DepthLabError(f"{LAB} losses must be at most {MAX_STEPS} steps, got {values.size}")
+    if values.ndim == 1 and np.abs(values).max(initial=0.0) > 1e300:
+        raise DepthLabError(f"{LAB} losses must be at most 1e300 in size, got {np.abs(values).max():.3g}")
     if values.ndim != 1 or not values.size:
         raise DepthLabError(f"{LAB} losses must be a non-empty list of numbers, got shape {list(values.shape)}")
     bad = values.size - np.count_nonzero(np.isfinite(values))
