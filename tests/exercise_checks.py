@@ -30,10 +30,6 @@ def right(chapter: str, number: int, **changes: object) -> object:
     return {**answer, **changes} if changes else answer
 
 
-VISIBLE = [[int(n <= m) for n in range(3)] for m in range(3)]      # 30.3: the seed's three tokens
-ZEROS, ONES = [[0] * 3 for _ in range(3)], [[1] * 3 for _ in range(3)]
-STRICT = [[int(n < m) for n in range(3)] for m in range(3)]
-OPEN_PAST = [[int(n <= m and not (m == 2 and n == 0)) for n in range(3)] for m in range(3)]
 RIGHT_1 = {1: "ok", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd"}
 
 SPELLED = {   # one rule for numbers and labels in every checker (issue 27)
@@ -59,11 +55,10 @@ WRONG = {
                 ({1: "okay", 2: "odd", 3: "ok", 4: "indivisible", 6: "odd"}, "not_label"), ("ok", "not_mapping")],
     ("30", 2): [(right("30", 2, split=[2, 3, 5]), "wrong"), (right("30", 2, qkv=["2,5", 5, 12]), "comma"),
                 (right("30", 2, qkv=(2.5, 5, 12)), "not_int"), (right("30", 2, qkv={2, 5, 12}), "unordered")],
-    ("30", 3): [({0: ZEROS, 1: VISIBLE}, "diagonal"), ({0: STRICT, 1: STRICT}, "diagonal"),
-                ({0: VISIBLE, 1: OPEN_PAST}, "wrong"), ({0: VISIBLE, 1: [[1, 1, 0], *VISIBLE[1:]]}, "future"),
-                ({0: VISIBLE, 1: VISIBLE[:2]}, "rows"), ({0: VISIBLE, 1: [row[:2] for row in VISIBLE]}, "cells"),
-                ({0: VISIBLE, 1: [[2, 0, 0], *VISIBLE[1:]]}, "zero_one"), (VISIBLE, "not_mapping"),
-                ({0: [[int(n <= m) for n in range(4)] for m in range(4)], 1: VISIBLE}, "rows")],
+    ("30", 3): [({"weights_1": 10000, "weights_8": 80000, "products_1": 640000, "products_8": 320000}, "wrong_value"),
+                ({"weights_1": 10000, "weights_8": 80000, "products_1": "640,000", "products_8": 640000}, "comma"),
+                ({"weights_1": 10000.5, "weights_8": 80000, "products_1": 640000, "products_8": 640000}, "not_int"),
+                ({"weights_1": 10000, "weights_8": 80000, "products_1": 640000}, "fill_key")],
     ("30", 4): [("B", "not_option"), (5, "not_option"), (" 3) ", "3"), (2.5, "not_option"), (True, "not_option"),
                 ("3.0", "3")],
     ("30", 5): [(right("30", 5, concat=list("abdc")), "wrong"), (right("30", 5, y2="b + d"), "y2.wrong"),
@@ -124,14 +119,14 @@ ROUNDED = {("31", 11): [{"predicted": 0.5, "measured": 0.54}, {"predicted": 0.50
 
 SECRETS = {   # what a wrong answer's feedback may not say: it once gave the answer away
     ("30", 1): ["другое условие", "оба условия"],     # three labels: naming the violated condition names the label
-    ("30", 3): [r"\(\d, \d\)"],                      # a list of the cells that must be 1
+    ("30", 3): [r"10\D?000\b", r"80\D?000\b", r"640\D?000\b"],   # the counts themselves
     ("30", 10): [r"0\.35[0-9]", r"0\.19[0-9]", r"0\.20\b", r"\b1\.0\b"],   # the references, measured or not
     ("30", 11): [r"\b[12]/3\b", r"0\.33", r"0\.6[67]", r"тр(и|ёх|ех) голов"],
 }
 
 PROBES = {   # tried one after another: all-same labels, all-zero or all-one matrices, every option
     ("30", 1): [{h: label for h in (1, 2, 3, 4, 6)} for label in ("ok", "odd", "indivisible")],
-    ("30", 3): [{0: m, 1: m} for m in (ZEROS, ONES, STRICT, [list(r) for r in zip(*VISIBLE, strict=True)])],
+    ("30", 3): [dict.fromkeys(("weights_1", "weights_8", "products_1", "products_8"), v) for v in (0, 10000, 640000)],
     ("30", 4): [1, 2, 3, 4], ("30", 7): [{"ends": k, "why": k} for k in range(1, 5)],
     ("30", 10): [dict.fromkeys(("std_dh", "std_dmodel", "top_dh", "top_dmodel"), v) for v in (0, 0.5, 2)],
     ("30", 11): [{"one_head": v, "two_heads": v, "heads": k} for v, k in ((0, 1), (0.5, 2), (0.25, 4))],

@@ -382,10 +382,10 @@ def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
         assert inside == [f"{token}{f}" for f in range(4)]                # a whole token, both heads
     written = texts(fig)
     shapes = [t.split("\n") for t in written if t.startswith("[")]
-    assert shapes == [["[T, d] = [3, 4]", "строка — токен"],
+    assert shapes == [["[T, d_model] = [3, 4]", "строка — токен"],
                       ["[T, h, d_h] = [3, 2, 2]", "строка — токен, разрезанный по головам"],
                       ["[h, T, d_h] = [2, 3, 2]", "блок — голова"],
-                      ["[T, d] = [3, 4]", "строка — токен"],
+                      ["[T, d_model] = [3, 4]", "строка — токен"],
                       ["[h, T, d_h] = [2, 3, 2]", "блок — голова"]]
     with pytest.raises(HeadLayoutError, match="dividing"):
         plots30.split_layout(width=4, heads=3)

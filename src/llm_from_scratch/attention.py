@@ -34,8 +34,8 @@ def check_configuration(model_width, heads):
         raise error(f"model width {d_model} must be divisible by the "
                     f"number of heads ({h})")
     if d_model // h % 2:
-        raise error(f"multi-head per-head width must be even for RoPE, "
-                    f"got {d_model // h}")
+        raise error(f"per-head width {d_model // h} must be even for RoPE "
+                    f"(model width {d_model}, {h} heads)")
     return d_model // h
 
 

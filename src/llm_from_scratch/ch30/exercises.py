@@ -56,23 +56,17 @@ _SHAPES = {
 }
 E2 = Questions("30.2", fields=[Field(stage, read_shape, right, known) for stage, (right, known) in _SHAPES.items()])
 
-# 30.3: the visibility triangle of three tokens (the seed's) in both heads
-_N = 3
-_VISIBLE = tuple(tuple(int(key <= query) for key in range(_N)) for query in range(_N))
-
-def _read_matrix(value: object) -> tuple[tuple[int, ...], ...]:
-    rows = [read_list(row) for row in read_list(value.tolist() if isinstance(value, np.ndarray) else value)]
-    if len(rows) != _N or any(len(row) != _N for row in rows):
-        raise Unreadable("rows" if len(rows) != _N else "cells", value=short(value))
-    matrix = tuple(tuple(int(c) if isinstance(c, (bool, np.bool_)) else read_int(c) for c in row) for row in rows)
-    if {cell for row in matrix for cell in row} - {0, 1}:
-        raise Unreadable("zero_one", value=short(value))
-    return matrix
-
-_TRIANGLE = dict(mistakes={tuple(zip(*_VISIBLE, strict=True)): "transposed", ((1,) * _N,) * _N: "no_mask"},
-                 rules=(lambda m, _: any(m[q][q] == 0 for q in range(_N)) and "diagonal",
-                        lambda m, _: any(m[q][k] for q in range(_N) for k in range(q + 1, _N)) and "future"))
-E3 = Questions("30.3", fields=[Field(head, _read_matrix, _VISIBLE, **_TRIANGLE) for head in (0, 1)])  # else: "wrong"
+# 30.3: what attention costs at d_model = 64, T = 100: one head against eight (every cell, masked ones too)
+_T3, _D3, _H3 = 100, 64, 8
+_CELLS, _OPEN = _T3**2, _T3 * (_T3 + 1) // 2          # a [T, T] table; its cells the mask leaves open
+E3 = Questions("30.3", fields=[
+    Field("weights_1", read_int, _CELLS, {_OPEN: "masked", _CELLS * _D3: "products"}),
+    Field("weights_8", read_int, _H3 * _CELLS, {_CELLS: "weights_8.shared", _CELLS // _H3: "weights_8.split",
+                                                _H3 * _OPEN: "masked", _CELLS * _D3: "products"}),
+    Field("products_1", read_int, _CELLS * _D3, {_CELLS: "scores", _OPEN * _D3: "masked"}),
+    Field("products_8", read_int, _CELLS * _D3, {_H3 * _CELLS * _D3: "products_8.full", _H3 * _CELLS: "products_8.one",
+                                                 _CELLS: "scores", _OPEN * _D3: "masked"}),
+])
 
 # 30.4: one attention over the full width against two heads (options 1-4, as in the statement)
 E4 = Questions("30.4", fields=[option(None, 2)])

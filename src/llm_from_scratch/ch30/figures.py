@@ -405,7 +405,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     """How ``split_heads`` moves the numbers of one sequence, and how a lone reshape misplaces them.
 
     A cell ``a0`` is feature 0 of token ``a`` (tokens ``a, b, c, ...``), coloured by the head the
-    feature belongs to. Top: ``[T, d] -> [T, h, d_h]`` (reshape: each token's row, framed on its
+    feature belongs to. Top: ``[T, d_model] -> [T, h, d_h]`` (reshape: each token's row, framed on its
     own, cut into ``h`` groups) ``-> [h, T, d_h]`` (transpose: one block per head, every token's
     own features). Bottom: a single reshape to ``[h, T, d_h]`` reads the numbers in memory order
     and gives head 0 the first ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of a and half
@@ -453,7 +453,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
         rows_high = middle_band if row == 0 else band
         x_top = top + (rows_high - band) / 2                 # X and the heads centred on the token rows
         x_right = _split_block(ax, cells, 4, x_top, d_h)
-        label(4 + width * SPLIT_CELL / 2, x_top + band + 4, f"[T, d] = {_shape(tokens, width)}",
+        label(4 + width * SPLIT_CELL / 2, x_top + band + 4, f"[T, d_model] = {_shape(tokens, width)}",
               words["split_layout.by_token"])
         if row == 0:
             middle = x_right + SPLIT_ARROW
