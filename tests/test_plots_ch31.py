@@ -114,10 +114,12 @@ def test_residual_stream_writes_every_row_along_the_line(figures):
     fig = figures["residual_stream"]
     text = "\n".join(texts(fig))
     for name, row in ROWS.items():
-        assert plots31.vector_text(row) in text, name
+        assert plots31._row_text(row) in text, name
     for name in ("x", "x'", "y"):
         assert f"RMS = {lesson31.rms(ROWS[name]):.3f}" in text
     assert "[0.011, 3.989, 0, 0]" in text and "[0.011, 7.512, 0, 0]" in text
+    # one format: x = [0, 2, 0, 0] beside N_f = [0.005, 2.000, 0, 0] read as two kinds of number
+    assert "x = [0, 2.000, 0, 0]" in text and "[0.005, 2.000, 0, 0]" in text and "[0, 2, 0, 0]" not in text
     stream = [line for line in fig.findobj(Line2D) if line.get_linewidth() == 4]
     assert len(stream) == 1 and np.allclose(stream[0].get_ydata(), stream[0].get_ydata()[0])
     assert sum(t.get_text() == "+" for t in fig.findobj(Text)) == 2
