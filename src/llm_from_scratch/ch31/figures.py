@@ -59,6 +59,12 @@ def vector_text(values: Sequence[float], decimals: int = 3, *, short_integers: b
     return "[" + ", ".join(one(v) for v in values) + "]"
 
 
+def _row_text(values: Sequence[float]) -> str:
+    """``[0, 2.000, 0, 0]``: every number with three decimals, a zero (to three decimals) as ``0``."""
+    return "[" + ", ".join("0" if round(float(v), 3) == 0.0 else vector_text([v], short_integers=False)[1:-1]
+                           for v in values) + "]"
+
+
 # -- drawing helpers -----------------------------------------------------------
 
 def _math(name: str) -> str:
@@ -102,7 +108,8 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
     """One token through the block: the stream is the thick line; each branch
     reads from it through its RMSNorm and writes back with ``+``.
 
-    ``rows`` maps ``x, N_a, A, x', N_f, F, y`` to the token's ``[d]`` rows.
+    ``rows`` maps ``x, N_a, A, x', N_f, F, y`` to the token's ``[d]`` rows, all
+    written in one format (``_row_text``: ``2`` beside ``2.000`` read as two kinds of number).
     """
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 3.0)
@@ -124,15 +131,15 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
         _arrow(ax, (plus, branch_y - 0.3), (plus, line_y + 0.22))
         _plus(ax, plus, line_y)
         ax.text((tap + plus) / 2 + 0.05, branch_y + 0.62,
-                f"{_math(values[0])} = {vector_text(rows[values[0]])}", ha="center", va="center",
+                f"{_math(values[0])} = {_row_text(rows[values[0]])}", ha="center", va="center",
                 fontsize=SMALL, color=INK)
         # left of the arrow down to "+": the next tap line is to its right
-        ax.text(plus - 0.12, (line_y + branch_y) / 2 + 0.05, f"{values[1]} =\n{vector_text(rows[values[1]])}",
+        ax.text(plus - 0.12, (line_y + branch_y) / 2 + 0.05, f"{values[1]} =\n{_row_text(rows[values[1]])}",
                 ha="right", va="center", fontsize=SMALL, color=INK)
     for x, name in ((0.45, "x"), (5.15, "x'"), (9.55, "y")):
         row = np.asarray(rows[name], dtype=float)
         rms = float(np.sqrt(np.mean(row ** 2)))
-        ax.text(x, line_y - 0.3, f"{name} = {vector_text(row)}\nRMS = {rms:.3f}",
+        ax.text(x, line_y - 0.3, f"{name} = {_row_text(row)}\nRMS = {rms:.3f}",
                 ha="center", va="top", fontsize=SMALL, color=INK)
     ax.set_title(words["residual_stream.title"].format(token=token), fontsize=FONT)
     return fig
@@ -649,6 +656,13 @@ def _running_mean(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.
     return ends - 1, (sums[ends] - sums[starts]) / (ends - starts)
 
 
+def _full_windows(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_running_mean`` from the first step that ends a full window of ``window`` losses."""
+    steps, mean = _running_mean(losses, window)
+    start = min(window, len(steps)) - 1
+    return steps[start:], mean[start:]
+
+
 @styled
 def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     references: Mapping[str, float], *, window: int = 20,
@@ -656,8 +670,9 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     seeds: Mapping[str, Mapping[str, Sequence[Sequence[float]]]] | None = None
                     ) -> Figure:
     """Loss against step, one panel per setting (``panels`` maps a title to
-    ``{label: losses}``); each curve is the running mean over ``window`` steps,
-    and ``references`` (label -> loss) are horizontal reference lines, named
+    ``{label: losses}``); each curve is the mean over the last ``window`` steps,
+    drawn only where a full window exists (from step ``window - 1``: a mean of the
+    first few noisy losses alone drew a rise or dip that was not in the runs), and ``references`` (label -> loss) are horizontal reference lines, named
     in the right margin. ``seeds`` (title -> label -> several runs) adds a thin curve per
     run in the style of its label. ``schedules`` (label -> learning rate per
     step) adds a panel below."""
@@ -674,12 +689,12 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
 
     for ax, (title, curves) in zip(axes, panels.items(), strict=True):
         for label, losses in curves.items():
-            steps, mean = _running_mean(losses, window)
+            steps, mean = _full_windows(losses, window)
             ax.plot(steps, mean, label=label, linewidth=1.8, markersize=4,
                     marker=MARKERS[styles.setdefault(label, len(styles)) % len(MARKERS)],
                     markevery=max(1, len(steps) // 6), **look(label))
             for run in (seeds or {}).get(title, {}).get(label, ()):
-                ax.plot(*_running_mean(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
+                ax.plot(*_full_windows(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
         for text, value in references.items():
             ax.axhline(value, label=f"_ref {text}", **REFERENCE_STYLE)
         ax.set_title(title)
