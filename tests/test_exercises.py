@@ -695,3 +695,18 @@ def test_a_kernel_stays_usable_after_the_time_limit_and_an_interrupt(kernels):
     timer.join()
     assert [o["ename"] for o in outputs if o["output_type"] == "error"] == ["KeyboardInterrupt"]
     assert visible_text(kernel.run("print('ядро работает')")) == "ядро работает\n"
+
+
+def test_a_huge_set_or_an_unreadable_fraction_gets_feedback_quickly(capsys):
+    """A million row numbers: told there are too many, at once (the list is not printed); a fraction
+    with more digits than int() reads: told it is not a number."""
+    ex31 = importlib.import_module("llm_from_scratch.ch31.exercises")
+    start = time.perf_counter()
+    ex31.check_4({"rows": range(10**6), "part": 1})
+    ex31.check_4({"rows": list(range(20)), "part": 1})
+    ex31.check_5("1/" + "9" * 5000)
+    out = capsys.readouterr().out
+    assert time.perf_counter() - start < 5
+    assert "(1000000)" in out and "999998" not in out
+    assert "[5, 6, 7, 8, 9, 10, 11, 12, …]" in out
+    assert "ValueError" not in out and len(out) < 2000

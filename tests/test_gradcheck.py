@@ -5,8 +5,10 @@ checked in test_properties.py.)
 """
 
 import numpy as np
+import pytest
 
 from llm_from_scratch import MultiHeadAttention, Parameter, SplitMix64, Tensor, gradcheck
+from llm_from_scratch.errors import GradcheckError
 
 from worked_examples import build_chapter30_attention, chapter30_input
 
@@ -39,3 +41,15 @@ def test_gradcheck_puts_back_every_parameter_it_moved():
     gradcheck(lambda x: layer.forward(x).output, chapter30_input(), list(layer.parameters()), upstream)
     assert all(p.value is value for p, value in zip(layer.parameters(), before, strict=True))
     assert all(not p.value.flags.writeable for p in layer.parameters())
+
+
+def test_gradcheck_bounds_the_coordinates_it_would_move_before_running():
+    calls = []
+
+    def forward(x):
+        calls.append(1)
+        return x
+
+    with pytest.raises(GradcheckError, match="would move 100000 coordinates, more than the limit 20000"):
+        gradcheck(forward, np.ones(10**5), [], np.ones(10**5))
+    assert not calls

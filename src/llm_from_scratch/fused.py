@@ -91,9 +91,11 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
                 or table.shape != (tokens, d_h // 2) \
                 or not np.isfinite(table).all():
             got = (f"{table.dtype} {list(table.shape)}"
-                   if isinstance(table, np.ndarray) else type(table).__name__)
-            raise TensorError(f"causal_self_attention {name} must be finite "
-                              f"float64 [{tokens}, {d_h // 2}], got {got}")
+                   if isinstance(table, np.ndarray)
+                   else type(table).__name__)
+            raise TensorError(f"causal_self_attention {name} must be "
+                              f"finite float64 [{tokens}, {d_h // 2}], "
+                              f"got {got}")
 
     def split(m):  # [B, T, d] -> [B, h, T, d_h], a view
         return m.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)

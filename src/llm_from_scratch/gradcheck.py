@@ -54,6 +54,9 @@ class GradcheckReport:
     __repr__ = __str__
 
 
+MAX_COORDINATES = 20_000  # input and parameters: 40 000 forward passes
+
+
 def gradcheck(forward, x, parameters, upstream, *, delta=1e-6,
               tolerance=1e-5) -> GradcheckReport:
     """Compare ``backward`` with central differences for ``forward``.
@@ -72,6 +75,11 @@ def gradcheck(forward, x, parameters, upstream, *, delta=1e-6,
         x = as_float64_array(x.value if isinstance(x, Tensor) else x,
                              "input")
         seed = as_float64_array(upstream, "upstream")
+    coordinates = x.size + sum(p.value.size for p in parameters)
+    if coordinates > MAX_COORDINATES:  # two forward passes per coordinate
+        raise GradcheckError(f"gradcheck would move {coordinates} "
+                             "coordinates, more than the limit "
+                             f"{MAX_COORDINATES}")
 
     def run(x_tensor):
         with chained(GradcheckError, "gradcheck forward"):

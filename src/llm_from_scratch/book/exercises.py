@@ -329,8 +329,9 @@ def _parse(text: str) -> object:
     if "," in bare:
         raise Unreadable("comma", value=short(text))
     fraction = _FRACTION.fullmatch(bare)
-    if fraction and int(fraction[2]):
-        return fractions.Fraction(int(fraction[1]), int(fraction[2]))
+    with contextlib.suppress(ValueError):   # more digits than int() reads: not a number here
+        if fraction and int(fraction[2]):
+            return fractions.Fraction(int(fraction[1]), int(fraction[2]))
     with contextlib.suppress(ValueError):   # an integer as exact as it is written (up to 4300 digits)
         return int(bare)
     with contextlib.suppress(ValueError):
@@ -383,12 +384,16 @@ def outside(count: int, key: str) -> Callable[[frozenset, Any], Any]:
     """The rule for numbers outside 0 … count − 1; the text gets them as ``{outside}``."""
     def rule(value: frozenset, right: Any) -> Any:
         extra = sorted(value - set(range(count)))
-        return bool(extra) and (key, {"outside": extra})
+        shown = "[" + ", ".join(map(str, extra[:8])) + (", …]" if len(extra) > 8 else "]")
+        return bool(extra) and (key, {"outside": shown})
     return rule
 
 
 def read_shape(value: object) -> tuple[int, ...]:
     return tuple(read_int(size) for size in read_list(value))
+
+
+MAX_NUMBERS = 1_000   # a set of rows or positions in this book has a handful
 
 
 def read_int_set(value: object) -> frozenset[int]:
@@ -401,6 +406,8 @@ def read_int_set(value: object) -> frozenset[int]:
             lone = read_int(value)
     if lone is not None:
         raise Unreadable("one_number", value=short(lone))
+    if isinstance(value, (set, frozenset, range, list, tuple, np.ndarray)) and len(value) > MAX_NUMBERS:
+        raise Unreadable("too_many", count=len(value))
     if isinstance(value, (set, frozenset)):
         items = sorted(value, key=short)   # the first unreadable one is the same in every run
     elif isinstance(value, range):

@@ -23,7 +23,7 @@ import numpy as np
 
 from ..checks import is_int, shown
 from ..errors import LlmFromScratchError, TrainingError
-from ..tensor import Tensor
+from ..tensor import MAX_SIZE, Tensor
 from .optim import Adam
 
 MAX_STEPS = 100_000        # hours of the book's models; more is a mistake
@@ -54,6 +54,8 @@ def _checked(logits: object, targets: object) -> tuple[np.ndarray, np.ndarray]:
         logits, targets = np.asarray(logits), np.asarray(targets)
     except Exception as error:                  # ragged lists, a failing __array__
         raise TrainingError(f"cross-entropy needs arrays: {type(error).__name__}: {error}") from error
+    if logits.size > MAX_SIZE:                  # before any arithmetic makes copies
+        raise TrainingError(f"cross-entropy logits would hold {logits.size} values, more than the limit {MAX_SIZE}")
     if logits.dtype.kind not in "fiu" or logits.ndim < 1 or logits.shape[-1] < 1:
         raise TrainingError(f"cross-entropy logits must be real numbers [..., V] with V >= 1, "
                             f"got dtype {logits.dtype} {list(logits.shape)}")

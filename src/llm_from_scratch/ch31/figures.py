@@ -672,7 +672,8 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
     """Loss against step, one panel per setting (``panels`` maps a title to
     ``{label: losses}``); each curve is the mean over the last ``window`` steps,
     drawn only where a full window exists (from step ``window - 1``: a mean of the
-    first few noisy losses alone drew a rise or dip that was not in the runs), and ``references`` (label -> loss) are horizontal reference lines, named
+    first few noisy losses alone drew a rise or dip that was not in the runs), and
+    ``references`` (label -> loss) are horizontal reference lines, named
     in the right margin. ``seeds`` (title -> label -> several runs) adds a thin curve per
     run in the style of its label. ``schedules`` (label -> learning rate per
     step) adds a panel below."""

@@ -31,6 +31,7 @@ TEXT = {
     "unordered": "expected a list: a set or a dictionary has no order.",
     "empty_dict": "{{}} in Python is an empty dictionary; write an empty set of numbers as set().",
     "one_number": "expected a set of numbers, such as {{{value}}}, not a single number.",
+    "too_many": "the answer holds {count} numbers; the question asks for a handful of row or position numbers.",
     "not_option": "expected an option number from 1 to {last}; got {value}.",
     "not_label": "expected one of the strings {labels}; got {value}.",
     "foreign_letters": "expected one of the strings {labels}; {value} has non-Latin letters: {letters}.",
