@@ -270,7 +270,9 @@ def attention_maps(weights: np.ndarray) -> Figure:
     image = None
     for head, ax in enumerate(np.atleast_1d(axes)):
         image = attention_heatmap(ax, weights[head], title=words["head"].format(head=head), decimals=3)
-    fig.colorbar(image, ax=axes, shrink=0.85, label=words["attention_maps.probability"])
+        ax.set_xlabel(words["attention_maps.key"])      # positions, as chapter 30's figures say
+        ax.set_ylabel(words["attention_maps.query"])
+    fig.colorbar(image, ax=axes, shrink=0.85, label=words["attention_maps.weight"])
     return fig
 
 
