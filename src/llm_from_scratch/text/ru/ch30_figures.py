@@ -32,7 +32,7 @@ TEXT = {
     "rope_relative.offset": "смещение m − n",
     "rope_relative.score": r"оценка $q_m\cdot k_n$",
     "output_mixing.rows": "стрелка r,j: $(W_O)_{r,j}=1$ несёт $u_r$ в $y_j$",
-    "learned_losses.bound": "предел одной головы: {bound:.3f}",
+    "learned_losses.bound": "нижняя граница одной головы: {bound:.3f}",
     "learned_losses.step": "шаг обучения",
     "learned_losses.loss": "средний квадрат ошибки\nна новых последовательностях",
     "one_head_line.targets": "цель строки $(z_{m-1}, z_0)$",
