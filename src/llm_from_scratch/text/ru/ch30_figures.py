@@ -14,7 +14,7 @@ TEXT = {
     "whole_layer.no_rotation": "без поворота",
     "two_jobs.previous": "голова 0:\nпредыдущий токен",
     "two_jobs.first": "голова 1:\nпервый токен",
-    "two_jobs.one_head": "одна голова\nна всю ширину",
+    "two_jobs.one_head": "одна голова",
     "head_split.reads_all": "столбец 0 проекции читает все признаки строки X",
     "split_layout.right": "split_heads: reshape, затем transpose — у каждой головы свои признаки всех токенов",
     "split_layout.wrong": "ошибка: один reshape сразу в [h, T, d_h] — голове 0 достаются a и половина b",
