@@ -167,6 +167,26 @@ def test_the_divisor_gains_much_less_gradient_to_q_dot_k_than_to_the_softmax_inp
     assert medians == [0.486, 0.739, 13.2]
 
 
+def test_without_the_divisor_a_third_to_most_rows_are_saturated_and_none_with_it():
+    """The page's last two columns: the rows of jacobian_spread with ||J||_F < 0.01. Without
+    the divisor 32 % (d_h = 64) and 60 % (d_h = 256) by the median over samples, with it none;
+    the mean over rows (the page's prose) reverses the median's gain at d_h = 256."""
+    sat = lesson30.saturated_rows()                          # as the page
+    assert sat.raw.shape == sat.scaled.shape == (20, 3)
+    assert [round(100 * float(m)) for m in np.median(sat.raw, axis=0)] == [0, 32, 60]
+    assert np.all(sat.scaled == 0)
+    assert np.all(np.diff(sat.raw, axis=1) > 0)                    # grows with d_h in every sample
+    norms = lesson30._spread_norms("test", (4, 64, 256), 8, 2000, 20, 30)
+    share = [np.mean(raw < 0.01, axis=1) for _, raw, _ in norms]    # counted by hand
+    np.testing.assert_array_equal(np.stack(share, axis=1), sat.raw)
+    mean_gain = [float(f"{s.mean() / r.mean() / np.sqrt(w):.2g}") for w, r, s in norms]
+    assert mean_gain == [0.53, 0.30, 0.28]
+    loose = lesson30.saturated_rows(below=0.1)
+    assert np.all(loose.raw >= sat.raw) and np.any(loose.raw > sat.raw)
+    with pytest.raises(lesson30.CausalAttentionError):
+        lesson30.saturated_rows(below=0)
+
+
 # -- RoPE -------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize(("width", "base"), [(2, 100.0), (4, 100.0), (8, 10_000.0)])

@@ -135,7 +135,7 @@ def test_learned_losses_draws_the_held_out_losses_and_the_bound():
     (ax,) = fig.axes
     bound, *lines = ax.get_lines()
     np.testing.assert_allclose(bound.get_ydata(), [0.49, 0.49])
-    assert bound.get_label() == "предел одной головы: 0.490"
+    assert bound.get_label() == "нижняя граница одной головы: 0.490"
     for line, (label, steps, losses) in zip(lines, LOSSES, strict=True):
         assert line.get_label() == label
         np.testing.assert_array_equal(line.get_xydata(), np.column_stack([steps, losses]))

@@ -181,13 +181,39 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
 
 @dataclass(frozen=True)
 class JacobianSpread:
-    """Per sample and head width: the median Jacobian norm of ``score_spread``."""
+    """Per sample and head width: the median Jacobian norm of ``score_spread``
+    (``jacobian_spread``) or the share of saturated rows (``saturated_rows``)."""
 
     widths: np.ndarray        # d_h
-    raw: np.ndarray           # [samples, widths]: median ||d softmax / d scores||_F, raw
+    raw: np.ndarray           # [samples, widths]: median ||d softmax / d scores||_F (or share), raw
     scaled: np.ndarray        # the same for scaled scores
     rows: int                 # rows in every sample
     tokens: int
+
+
+def _spread_norms(name: str, widths, tokens: int, rows: int, samples: int, seed: int):
+    """The rows of ``jacobian_spread`` (see there), checked and drawn width by
+    width: ``[(d_h, raw norms [samples, rows], scaled norms [samples, rows])]``."""
+    if (not isinstance(widths, (tuple, list)) or not 1 <= len(widths) <= 16
+            or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 1 <= w <= 2**16
+                       for w in widths)):
+        raise CausalAttentionError(f"{name} widths must be 1 to 16 integers in [1, 65536], "
+                                   f"got {widths!r}")
+    tokens = integer(tokens, f"{name} tokens", 1, 1024, CausalAttentionError)
+    rows = integer(rows, f"{name} rows", 1, 100_000, CausalAttentionError)
+    samples = integer(samples, f"{name} samples", 1, 1000, CausalAttentionError)
+    seed = integer(seed, f"{name} seed", 0, 2**63 - 1, CausalAttentionError)
+    if samples * rows * tokens > 2**24:
+        raise CausalAttentionError(f"{name} would draw {samples * rows * tokens} scores a width, "
+                                   f"more than 2**24 (samples {samples}, rows {rows}, tokens {tokens})")
+    rng = np.random.default_rng(seed)
+    drawn = []
+    for width in widths:                    # all samples of one width at once
+        length = np.sqrt(rng.chisquare(width, (samples, rows)))             # |q|
+        scores = (length[..., None] * rng.standard_normal((samples, rows, tokens))).reshape(-1, tokens)
+        drawn.append((int(width), *(softmax_jacobian_norm(last_query_weights(table)).reshape(samples, rows)
+                                    for table in (scores, scores / np.sqrt(width)))))
+    return drawn
 
 
 def jacobian_spread(widths: tuple[int, ...] = (4, 64, 256), tokens: int = 8, rows: int = 2000,
@@ -201,27 +227,26 @@ def jacobian_spread(widths: tuple[int, ...] = (4, 64, 256), tokens: int = 8, row
     ``N(0, |q|^2)``, so a row of scores is ``|q| z`` with ``|q|^2 ~ chi^2(d_h)``
     and ``z ~ N(0, I)`` of ``tokens`` values: the same distribution as in
     ``score_spread``, at ``tokens + 1`` random numbers a row."""
-    if (not isinstance(widths, (tuple, list)) or not 1 <= len(widths) <= 16
-            or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 1 <= w <= 2**16
-                       for w in widths)):
-        raise CausalAttentionError(f"jacobian_spread widths must be 1 to 16 integers in [1, 65536], "
-                                   f"got {widths!r}")
-    tokens = integer(tokens, "jacobian_spread tokens", 1, 1024, CausalAttentionError)
-    rows = integer(rows, "jacobian_spread rows", 1, 100_000, CausalAttentionError)
-    samples = integer(samples, "jacobian_spread samples", 1, 1000, CausalAttentionError)
-    seed = integer(seed, "jacobian_spread seed", 0, 2**63 - 1, CausalAttentionError)
-    if samples * rows * tokens > 2**24:
-        raise CausalAttentionError(f"jacobian_spread would draw {samples * rows * tokens} scores a width, "
-                                   f"more than 2**24 (samples {samples}, rows {rows}, tokens {tokens})")
-    rng = np.random.default_rng(seed)
-    raw, scaled = [], []
-    for width in widths:                    # all samples of one width at once
-        length = np.sqrt(rng.chisquare(width, (samples, rows)))             # |q|
-        scores = (length[..., None] * rng.standard_normal((samples, rows, tokens))).reshape(-1, tokens)
-        for medians, table in ((raw, scores), (scaled, scores / np.sqrt(width))):
-            norms = softmax_jacobian_norm(last_query_weights(table)).reshape(samples, rows)
-            medians.append(np.median(norms, axis=1))
-    return JacobianSpread(np.array(widths), np.stack(raw, axis=1), np.stack(scaled, axis=1), rows, tokens)
+    drawn = _spread_norms("jacobian_spread", widths, tokens, rows, samples, seed)
+    raw = np.stack([np.median(r, axis=1) for _, r, _ in drawn], axis=1)
+    scaled = np.stack([np.median(s, axis=1) for _, _, s in drawn], axis=1)
+    return JacobianSpread(np.array(widths), raw, scaled, rows, tokens)
+
+
+def saturated_rows(widths: tuple[int, ...] = (4, 64, 256), tokens: int = 8, rows: int = 2000,
+                   samples: int = 20, seed: int = 30, below: float = 0.01) -> JacobianSpread:
+    """The rows of ``jacobian_spread`` (same arguments, same draws), counted
+    instead of summarized by a median: ``raw`` and ``scaled`` hold, per sample
+    and head width, the share of rows whose Jacobian norm is below ``below``,
+    rows where softmax is saturated and passes almost no gradient to the scores.
+    A median hides them: it says nothing of the rows below it."""
+    if (isinstance(below, bool) or not isinstance(below, (int, float, np.floating, np.integer))
+            or not 0 < below <= 1):
+        raise CausalAttentionError(f"saturated_rows below must be a number in (0, 1], got {below!r}")
+    drawn = _spread_norms("saturated_rows", widths, tokens, rows, samples, seed)
+    raw = np.stack([np.mean(r < below, axis=1) for _, r, _ in drawn], axis=1)
+    scaled = np.stack([np.mean(s < below, axis=1) for _, _, s in drawn], axis=1)
+    return JacobianSpread(np.array(widths), raw, scaled, rows, tokens)
 
 
 # -- RoPE as a rotation -------------------------------------------------------------
