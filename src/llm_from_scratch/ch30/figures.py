@@ -4,7 +4,7 @@ Each function takes arrays (from the chapter's example or from
 ``lesson``) and returns a ``matplotlib.figure.Figure`` built with
 ``book.figure_style``; the notebook shows it as the last expression of a cell.
 
-* ``whole_layer``: the example from ``X`` to ``Y`` with every number;
+* ``whole_layer``: the example from ``X`` to ``MHA(X)`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
 * ``one_head_line``: a one-head layer's outputs on a line, its targets filling the plane;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
@@ -68,7 +68,7 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
 # -- the whole layer on the example ------------------------------------------------------
 
 # In units of about a pixel of the book's column; y grows downwards.
-FLOW_CELL, FLOW_ROW = 58, 21           # a cell of Q, K, V, H, u, Y: room for "−0.416" at FONT
+FLOW_CELL, FLOW_ROW = 58, 21           # a cell of Q, K, V, H, u, MHA(X): room for "−0.416" at FONT
 FLOW_WEIGHT = 48                       # a cell of a weight table: "0.333"
 FLOW_GAP = 40                          # between the two columns of a head's lane
 FLOW_LABELS = 34                       # the row labels "p=0" left of head 0's lane
@@ -119,7 +119,7 @@ def _shape(*dims: int) -> str:
 
 @styled
 def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.ndarray) -> Figure:
-    """The example's layer from ``X [T, d]`` to ``Y [T, d]``, every number with three decimals.
+    """The example's layer from ``X [T, d]`` to ``MHA(X) [T, d]``, every number with three decimals.
 
     ``stages``: the forward record of one sequence, by field name (``projected_*_heads``,
     ``rotated_*_heads`` ``[h, T, d_h]``, ``attention_weights [h, T, T]``, ``head_outputs``,
@@ -151,7 +151,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     row_1 = lane_top + 54                              # each head's Q, K, V and the same after RoPE
     row_2 = row_1 + band + 74                          # its weights A and its output H
     lane_bottom = row_2 + band + 10
-    bottom = lane_bottom + 40                          # u, W_O, Y
+    bottom = lane_bottom + 40                          # u, W_O, MHA(X)
     small = 22                                         # a cell of W_O
     height = bottom + max(band, width * FLOW_ROW) + 34
     # 660 units on 6.5 in: with savefig's 0.1 in padding the PNG still fits the 672 px column
@@ -221,7 +221,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
             row_labels(left_col, row_1, "p")
             row_labels(left_col, row_2, "m")
 
-    # Concat -> W_O -> Y
+    # Concat -> W_O -> MHA(X)
     left_u = 40
     left_w = left_u + wide + 28
     left_y = left_w + width * small + 28
@@ -239,7 +239,8 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     _flow_arrow(ax, (left_u + wide, bottom + band / 2), (left_w, bottom + band / 2))
     _flow_arrow(ax, (left_w + width * small, bottom + band / 2), (left_y, bottom + band / 2))
     _flow_grid(ax, y, left_y, bottom)
-    caption(left_y + wide / 2, bottom + band + 4, f"$Y=uW_O$: {_shape(1, tokens, width)}", va="top", size=FONT)
+    caption(left_y + wide / 2, bottom + band + 4, "$\\operatorname{MHA}(X)=uW_O$: " + _shape(1, tokens, width),
+            va="top", size=FONT)
     return fig
 
 
