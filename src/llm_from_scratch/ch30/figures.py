@@ -406,12 +406,12 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     """How ``split_heads`` moves the numbers of one sequence, and how a lone reshape misplaces them.
 
     A cell ``1,0`` is feature 0 of token 1 (tokens numbered from 0, as positions are in the
-    chapter), coloured by the head the feature belongs to. Top: ``[T, d_model] -> [T, h, d_h]`` (reshape: each token's row, framed on its
-    own, cut into ``h`` groups) ``-> [h, T, d_h]`` (transpose: one block per head, every token's
-    own features). Bottom: a single reshape to ``[h, T, d_h]`` reads the numbers in memory order
-    and gives head 0 the first ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of token 0 and
-    half of token 1). Under each panel: its shape and what its first axis counts. The batch axis (``B = 1``)
-    is left out.
+    chapter), coloured by the head the feature belongs to. Top: ``[T, d_model] -> [T, h, d_h]``
+    (reshape: each token's row, framed on its own, cut into ``h`` groups) ``-> [h, T, d_h]``
+    (transpose: one block per head, every token's own features). Bottom: a single reshape to
+    ``[h, T, d_h]`` reads the numbers in memory order and gives head 0 the first ``T * d_h``
+    numbers (for T = 3, d = 4, h = 2: all of token 0 and half of token 1). Under each panel: its
+    shape and what its first axis counts. The batch axis (``B = 1``) is left out.
     """
     words = texts("ch30_figures")
     for name, value, most in (("tokens", tokens, 8), ("width", width, 8), ("heads", heads, 8)):
