@@ -37,6 +37,7 @@ _Z = np.random.default_rng(1).standard_normal((40, 2))
 PAIRS = [("line", np.column_stack([_Z[:, 0], 0.1 + 0.2 * _Z[:, 0]]), _Z),  # one head: outputs on a line
          ("cloud", _Z + 0.01, _Z)]                                          # two heads: on their targets
 LINES = [("a", np.column_stack([_Z[:, 0], _Z[:, 0]])), ("b", np.column_stack([0.1 * _Z[:, 1], 0.2 - 0.05 * _Z[:, 1]]))]
+LINE_LOSSES = [0.9718, 0.4963]                                           # each layer's loss, in its legend entry
 
 
 def build(name: str) -> Figure:
@@ -45,7 +46,7 @@ def build(name: str) -> Figure:
         "whole_layer": lambda: plots30.whole_layer(x, STAGES, SWAP),
         "learned_losses": lambda: plots30.learned_losses(LOSSES, 0.49),
         "output_pairs": lambda: plots30.output_pairs(PAIRS),
-        "one_head_line": lambda: plots30.one_head_line(_Z, LINES),
+        "one_head_line": lambda: plots30.one_head_line(_Z, LINES, losses=LINE_LOSSES, bound=0.5),
         "learned_maps": lambda: plots30.learned_maps([[(f"{r}{c}", TABLES[r, c]) for c in range(3)]
                                                       for r in range(2)]),
         "two_jobs": lambda: plots30.two_jobs(JOBS_TWO, JOBS_ONE),
@@ -199,10 +200,20 @@ def test_one_head_line_draws_the_targets_and_each_layer_on_its_line():
     assert ax.get_xlim() == ax.get_ylim() and ax.get_xlim()[1] >= np.abs(_Z).max()
     (legend,) = fig.legends
     assert [t.get_text() for t in legend.get_texts()] == [
-        "цель строки $(z_{m-1}, z_0)$", "одна голова, a: выходы $(y_0, y_4)$ и их прямая",
-        "одна голова, b: выходы $(y_0, y_4)$ и их прямая"]
+        "цель строки $(z_{m-1}, z_0)$", "одна голова, a: выходы $(y_0, y_4)$ и их прямая; ошибка 0.972",
+        "одна голова, b: выходы $(y_0, y_4)$ и их прямая; ошибка 0.496"]          # each loss beside the bound
+    assert legend.get_title().get_text() == "нижняя граница одной головы: ошибка ≥ 0.5 при любых параметрах"
+    (bare,) = plots30.one_head_line(_Z, LINES[:1]).legends                      # no losses, no bound: no numbers
+    assert [t.get_text() for t in bare.get_texts()][1] == "одна голова, a: выходы $(y_0, y_4)$ и их прямая"
+    assert bare.get_title().get_text() == ""
     with pytest.raises(LearnedHeadsError, match="one line"):
         plots30.one_head_line(_Z, [("cloud", _Z)])                              # two heads: not a line
+    with pytest.raises(LearnedHeadsError, match="losses must be 2 finite numbers"):
+        plots30.one_head_line(_Z, LINES, losses=[0.5])
+    with pytest.raises(LearnedHeadsError, match="losses must be 2 finite numbers"):
+        plots30.one_head_line(_Z, LINES, losses=[0.5, np.nan])
+    with pytest.raises(LearnedHeadsError, match="bound must be a finite number"):
+        plots30.one_head_line(_Z, LINES, bound="half")
 
 
 def test_learned_maps_draws_every_table_in_its_place():
@@ -359,27 +370,27 @@ def test_output_mixing_draws_one_route_per_nonzero_entry_of_w_o():
 
 def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
     fig = plots30.split_layout(tokens=3, width=4, heads=2)
-    cells = [t for t in texts(fig) if len(t) == 2 and t[0] in "abc" and t[1].isdigit()]
-    x = np.array([[f"{'abc'[t]}{f}" for f in range(4)] for t in range(3)])
+    cells = [t for t in texts(fig) if len(t) == 3 and t[0] in "012" and t[1] == "," and t[2].isdigit()]
+    x = np.array([[f"{t},{f}" for f in range(4)] for t in range(3)])   # token, feature: numbered as elsewhere
     grid = list(x.ravel())
     right = list(x.reshape(3, 2, 2).transpose(1, 0, 2).ravel())
     wrong = list(x.reshape(2, 3, 2).ravel())
     # top row: X, the reshape [T, h, d_h], the heads; bottom row: X, the lone reshape
     assert cells == grid + grid + right + grid + wrong
-    assert right[:6] == ["a0", "a1", "b0", "b1", "c0", "c1"]        # head 0: its features, every token
-    assert wrong[:6] == ["a0", "a1", "a2", "a3", "b0", "b1"]        # head 0: all of a and half of b
+    assert right[:6] == ["0,0", "0,1", "1,0", "1,1", "2,0", "2,1"]  # head 0: its features, every token
+    assert wrong[:6] == ["0,0", "0,1", "0,2", "0,3", "1,0", "1,1"]  # head 0: all of token 0, half of 1
     colours = [p.get_facecolor() for p in fig.axes[0].patches if isinstance(p, Rectangle) and p.get_fill()]
-    head_of = {c: int(c[1]) // 2 for c in grid}
+    head_of = {c: int(c[2]) // 2 for c in grid}
     assert colours == [plots30.SPLIT_COLOURS[head_of[c]] for c in cells]   # colour follows the feature
     # the middle panel [T, h, d_h]: one framed row per token, not two head blocks
     frames = [p for p in fig.axes[0].patches if isinstance(p, Rectangle) and not p.get_fill()]
     assert len(frames) == 3
     centres = [(t.get_position(), t.get_text()) for t in fig.axes[0].texts if t.get_text() in cells]
     middle = [c for c in centres[12:24]]                                  # the 12 cells after X
-    for frame, token in zip(frames, "abc", strict=True):
+    for frame, token in zip(frames, range(3), strict=True):
         (x0, y0), (x1, y1) = frame.get_bbox().get_points()
         inside = [text for (x, y), text in middle if x0 < x < x1 and y0 < y < y1]
-        assert inside == [f"{token}{f}" for f in range(4)]                # a whole token, both heads
+        assert inside == [f"{token},{f}" for f in range(4)]               # a whole token, both heads
     written = texts(fig)
     shapes = [t.split("\n") for t in written if t.startswith("[")]
     assert shapes == [["[T, d_model] = [3, 4]", "строка — токен"],

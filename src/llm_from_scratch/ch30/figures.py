@@ -4,7 +4,7 @@ Each function takes arrays (from the chapter's example or from
 ``lesson``) and returns a ``matplotlib.figure.Figure`` built with
 ``book.figure_style``; the notebook shows it as the last expression of a cell.
 
-* ``whole_layer``: the example from ``X`` to ``Y`` with every number;
+* ``whole_layer``: the example from ``X`` to ``MHA(X)`` with every number;
 * ``two_jobs``: two heads with two jobs next to one full-width head;
 * ``one_head_line``: a one-head layer's outputs on a line, its targets filling the plane;
 * ``head_split``: ``X`` -> full-width ``Q, K, V`` -> one grid per head;
@@ -68,7 +68,7 @@ def _positions(ax: Axes, *, query_axis: bool = True) -> None:
 # -- the whole layer on the example ------------------------------------------------------
 
 # In units of about a pixel of the book's column; y grows downwards.
-FLOW_CELL, FLOW_ROW = 58, 21           # a cell of Q, K, V, H, u, Y: room for "−0.416" at FONT
+FLOW_CELL, FLOW_ROW = 58, 21           # a cell of Q, K, V, H, u, MHA(X): room for "−0.416" at FONT
 FLOW_WEIGHT = 48                       # a cell of a weight table: "0.333"
 FLOW_GAP = 40                          # between the two columns of a head's lane
 FLOW_LABELS = 34                       # the row labels "p=0" left of head 0's lane
@@ -119,7 +119,7 @@ def _shape(*dims: int) -> str:
 
 @styled
 def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.ndarray) -> Figure:
-    """The example's layer from ``X [T, d]`` to ``Y [T, d]``, every number with three decimals.
+    """The example's layer from ``X [T, d]`` to ``MHA(X) [T, d]``, every number with three decimals.
 
     ``stages``: the forward record of one sequence, by field name (``projected_*_heads``,
     ``rotated_*_heads`` ``[h, T, d_h]``, ``attention_weights [h, T, T]``, ``head_outputs``,
@@ -151,7 +151,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     row_1 = lane_top + 54                              # each head's Q, K, V and the same after RoPE
     row_2 = row_1 + band + 74                          # its weights A and its output H
     lane_bottom = row_2 + band + 10
-    bottom = lane_bottom + 40                          # u, W_O, Y
+    bottom = lane_bottom + 40                          # u, W_O, MHA(X)
     small = 22                                         # a cell of W_O
     height = bottom + max(band, width * FLOW_ROW) + 34
     # 660 units on 6.5 in: with savefig's 0.1 in padding the PNG still fits the 672 px column
@@ -221,7 +221,7 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
             row_labels(left_col, row_1, "p")
             row_labels(left_col, row_2, "m")
 
-    # Concat -> W_O -> Y
+    # Concat -> W_O -> MHA(X)
     left_u = 40
     left_w = left_u + wide + 28
     left_y = left_w + width * small + 28
@@ -239,7 +239,8 @@ def whole_layer(x: np.ndarray, stages: dict[str, np.ndarray], output_weight: np.
     _flow_arrow(ax, (left_u + wide, bottom + band / 2), (left_w, bottom + band / 2))
     _flow_arrow(ax, (left_w + width * small, bottom + band / 2), (left_y, bottom + band / 2))
     _flow_grid(ax, y, left_y, bottom)
-    caption(left_y + wide / 2, bottom + band + 4, f"$Y=uW_O$: {_shape(1, tokens, width)}", va="top", size=FONT)
+    caption(left_y + wide / 2, bottom + band + 4, "$\\operatorname{MHA}(X)=uW_O$: " + _shape(1, tokens, width),
+            va="top", size=FONT)
     return fig
 
 
@@ -376,7 +377,7 @@ SPLIT_COLOURS = (colormaps[CMAP](0.35, alpha=0.35), colormaps[CMAP](0.9, alpha=0
 
 def _split_block(ax: Axes, cells: np.ndarray, left: float, top: float, head_width: int,
                  *, gap: float = 0.0) -> float:
-    """``cells [rows, cols]`` of ``(token, feature)`` pairs as labelled cells ``"a0"``; each cell
+    """``cells [rows, cols]`` of ``(token, feature)`` pairs as labelled cells ``"1,0"``; each cell
     is coloured by the head its feature belongs to (head 1 also framed dashed), and a ``gap``
     opens after every ``head_width`` columns. Returns the right edge."""
     rows, cols = cells.shape[:2]
@@ -389,7 +390,7 @@ def _split_block(ax: Axes, cells: np.ndarray, left: float, top: float, head_widt
             ax.add_patch(Rectangle((x, top + r * SPLIT_ROW), SPLIT_CELL, SPLIT_ROW,
                                    facecolor=SPLIT_COLOURS[head % 2], edgecolor="0.35",
                                    linewidth=1.2 if head % 2 else 0.6, linestyle=HEAD_LINES[head % 2]))
-            ax.text(x + SPLIT_CELL / 2, top + (r + 0.5) * SPLIT_ROW, f"{'abcdefgh'[token]}{feature}",
+            ax.text(x + SPLIT_CELL / 2, top + (r + 0.5) * SPLIT_ROW, f"{token},{feature}",
                     ha="center", va="center", fontsize=SMALL)
             right = max(right, x + SPLIT_CELL)
     return right
@@ -404,13 +405,13 @@ SPLIT_ARROW = 84                         # room for an arrow and its word "trans
 def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     """How ``split_heads`` moves the numbers of one sequence, and how a lone reshape misplaces them.
 
-    A cell ``a0`` is feature 0 of token ``a`` (tokens ``a, b, c, ...``), coloured by the head the
-    feature belongs to. Top: ``[T, d_model] -> [T, h, d_h]`` (reshape: each token's row, framed on its
-    own, cut into ``h`` groups) ``-> [h, T, d_h]`` (transpose: one block per head, every token's
-    own features). Bottom: a single reshape to ``[h, T, d_h]`` reads the numbers in memory order
-    and gives head 0 the first ``T * d_h`` numbers (for T = 3, d = 4, h = 2: all of a and half
-    of b). Under each panel: its shape and what its first axis counts. The batch axis (``B = 1``)
-    is left out.
+    A cell ``1,0`` is feature 0 of token 1 (tokens numbered from 0, as positions are in the
+    chapter), coloured by the head the feature belongs to. Top: ``[T, d_model] -> [T, h, d_h]``
+    (reshape: each token's row, framed on its own, cut into ``h`` groups) ``-> [h, T, d_h]``
+    (transpose: one block per head, every token's own features). Bottom: a single reshape to
+    ``[h, T, d_h]`` reads the numbers in memory order and gives head 0 the first ``T * d_h``
+    numbers (for T = 3, d = 4, h = 2: all of token 0 and half of token 1). Under each panel: its
+    shape and what its first axis counts. The batch axis (``B = 1``) is left out.
     """
     words = texts("ch30_figures")
     for name, value, most in (("tokens", tokens, 8), ("width", width, 8), ("heads", heads, 8)):
@@ -740,12 +741,17 @@ def _pairs(values: object, name: str) -> np.ndarray:
 
 
 @styled
-def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]]) -> Figure:
+def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]], *,
+                  losses: Sequence[float] | None = None, bound: float | None = None) -> Figure:
     """The plane of output columns 0 and 4: the targets ``(z_{m-1}, z_0)`` of rows as hollow
     circles, and for each one-head layer ``(label, outputs [N, 2])`` its outputs ``(y_0, y_4)``
     as filled markers on the straight line through them, drawn across the panel (one marker and
     line style per layer). The outputs must lie on one line (they do for any one-head layer on
     the chapter's task): a layer whose points do not is refused rather than drawn wrongly.
+
+    With ``losses`` (one per layer, e.g. its held-out loss) each layer's legend entry ends with
+    its loss, and ``bound`` (the least loss of any one-head layer) titles the legend, so the
+    hand-set layers' losses stand beside the bound and the layers that reach it.
 
     A layer whose outputs span less than a fifth of the panel (random weights give a cluster at
     the origin) is also drawn in a second, square panel on the right, magnified around its
@@ -755,6 +761,15 @@ def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]])
     targets = _pairs(targets, "targets")
     if not layers:
         raise LearnedHeadsError("one_head_line needs at least one layer, got none")
+    if losses is not None:
+        losses = np.asarray(losses, float) if isinstance(losses, (np.ndarray, list, tuple)) else None
+        if losses is None or losses.shape != (len(layers),) or not np.all(np.isfinite(losses)):
+            got = list(losses.shape) if losses is not None else "not a sequence"
+            raise LearnedHeadsError(f"one_head_line losses must be {len(layers)} finite numbers, one per "
+                                    f"layer, got {got}")
+    if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, float, np.floating))
+                              or not np.isfinite(bound)):
+        raise LearnedHeadsError(f"one_head_line bound must be a finite number, got {bound!r}")
     drawn = []
     for index, (label, outputs) in enumerate(layers):
         outputs = _pairs(outputs, f"outputs of layer {index}")
@@ -777,15 +792,19 @@ def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]])
         panel.scatter(targets[:, 0], targets[:, 1], marker="o", s=16, facecolors="none", edgecolors="0.55",
                       linewidths=0.7, label=words["one_head_line.targets"], zorder=1)
         handles = [panel.collections[0]]
-        for (label, outputs), style, marker in zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False):
+        for index, ((label, outputs), style, marker) in enumerate(
+                zip(drawn, LINE_STYLES, ("s", "^", "D", "v"), strict=False)):
             centre = outputs.mean(axis=0)
             direction = np.linalg.svd(outputs - centre)[2][0]
             ends = centre + np.outer([-4 * reach, 4 * reach], direction)      # well past the panel's edges
             panel.plot(ends[:, 0], ends[:, 1], style, color="black", linewidth=1.2, zorder=2)
             panel.scatter(outputs[:, 0], outputs[:, 1], marker=marker, s=22, facecolors="white",
                           edgecolors="black", linewidths=0.9, zorder=3)
+            entry = words["one_head_line.outputs"].format(layer=label)
+            if losses is not None:
+                entry += words["one_head_line.loss"].format(loss=losses[index])
             handles.append(Line2D([], [], linestyle=style, marker=marker, color="black", markerfacecolor="white",
-                                  label=words["one_head_line.outputs"].format(layer=label)))
+                                  label=entry))
         panel.set_aspect("equal")
     ax.set_xlim(-reach, reach)
     ax.set_ylim(-reach, reach)
@@ -801,7 +820,8 @@ def one_head_line(targets: np.ndarray, layers: Sequence[tuple[str, np.ndarray]])
         zoom.set_ylabel("$y_4$")
         ax.indicate_inset((*(middle - half), 2 * half, 2 * half), inset_ax=zoom, edgecolor="black",
                           alpha=1.0, linewidth=1.2, zorder=4)
-    fig.legend(handles=handles, loc="outside lower center", frameon=False)
+    title = None if bound is None else words["one_head_line.bound"].format(bound=bound)
+    fig.legend(handles=handles, loc="outside lower center", frameon=False, title=title)
     return fig
 
 
