@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from .errors import TensorError
+from .errors import TensorError, shown
 
 STRICT = dict(over="raise", invalid="raise", divide="raise",  # errstate
               under="ignore")  # a tiny exp() is 0, as it should be
@@ -81,7 +81,7 @@ class Tensor:
     def __init__(self, value: object, requires_grad: bool = False) -> None:
         if not isinstance(requires_grad, (bool, np.bool_)):
             raise TensorError("tensor requires_grad must be True or False, "
-                              f"got {requires_grad!r}")
+                              f"got {shown(requires_grad)}")
         self.value = as_float64_array(value, "tensor")
         self.value.flags.writeable = False
         self.requires_grad, self.grad = bool(requires_grad), None

@@ -1,0 +1,158 @@
+"""The chapters' lesson, example and contrast helpers fed bad input: one row per case.
+
+Each row names the typed error of the helper's chapter and a piece of its message; a raw
+``TypeError``, ``IndexError``, ``MemoryError``, a NumPy warning or a message longer than
+``MAX_MESSAGE`` characters fails it (the runner of ``test_bad_input.py``, with the length).
+"""
+
+from __future__ import annotations
+
+import fractions
+import warnings
+
+import numpy as np
+import pytest
+from test_bad_input import Row, bad, ok
+
+from llm_from_scratch import (
+    CausalAttentionError,
+    DecoderBlockError,
+    LlmFromScratchError,
+    MultiHeadAttentionError,
+)
+from llm_from_scratch.ch30 import contrasts as contrasts30
+from llm_from_scratch.ch30 import example as example30
+from llm_from_scratch.ch30 import lesson as lesson30
+from llm_from_scratch.ch31 import contrasts as contrasts31
+from llm_from_scratch.ch31 import example as example31
+from llm_from_scratch.ch31 import lesson as lesson31
+from llm_from_scratch.errors import HistoryError
+
+MAX_MESSAGE = 400
+HUGE = "x" * 10**6
+C, M, D, HI = CausalAttentionError, MultiHeadAttentionError, DecoderBlockError, HistoryError
+
+
+def forward30():
+    return example30.example_pass()[2]
+
+
+def forward31():
+    return example31.example_pass()[2]
+
+
+def stage31():
+    return lesson31.first_stage(example31.build_block(), example31.example_input())
+
+
+ROWS = [
+    # ch30 lesson
+    bad("score-spread-huge-width", lambda: lesson30.score_spread((10**9,)), C, "widths must be 1 to 16 integers"),
+    bad("score-spread-huge-samples", lambda: lesson30.score_spread(samples=10**9), C, "samples must be an integer"),
+    bad("score-spread-size", lambda: lesson30.score_spread((2**16,), samples=10**5), C, "more than the limit"),
+    bad("score-spread-zero-tokens", lambda: lesson30.score_spread(tokens=0), C, "tokens must be an integer"),
+    bad("score-spread-float-tokens", lambda: lesson30.score_spread(tokens=2.5), C, "got 2.5"),
+    bad("score-spread-widths-none", lambda: lesson30.score_spread(None), C, "got None"),
+    bad("score-spread-seed-negative", lambda: lesson30.score_spread(seed=-1), C, "seed must be an integer"),
+    bad("jacobian-spread-widths-huge-repr", lambda: lesson30.jacobian_spread(HUGE), C, "widths must be"),
+    bad("saturated-rows-below-str", lambda: lesson30.saturated_rows(below="0.1"), C, "below must be a finite"),
+    bad("two-job-weights-none", lambda: lesson30.two_job_weights(None), C, "sharpness must be"),
+    bad("two-job-weights-nan", lambda: lesson30.two_job_weights(float("nan")), C, "got nan"),
+    bad("two-job-layer-three-heads", lambda: lesson30.two_job_layer(3), C, "heads must be an integer in [1, 2]"),
+    bad("two-job-layer-matched-array", lambda: lesson30.two_job_layer(1, matched=np.zeros(2)), C, "True or False"),
+    bad("last-query-weights-none", lambda: lesson30.last_query_weights(None), C, "plain numeric array"),
+    bad("last-query-weights-rank", lambda: lesson30.last_query_weights(np.zeros(3)), C, "rank 2"),
+    bad("last-query-weights-size", lambda: lesson30.last_query_weights(np.zeros((1, 5000))), C, "more than the limit"),
+    bad("relative-scores-scalar", lambda: lesson30.relative_scores(1.0, 1.0, 100.0, 3), C, "rank 1"),
+    bad("relative-scores-key-shape", lambda: lesson30.relative_scores(np.ones(4), np.ones(2), 100.0, 3), C,
+        "shape [4]"),
+    bad("example-layer-unknown-weight", lambda: lesson30.example_layer(querry=np.eye(4)), C, "'querry' is unknown"),
+    bad("changed-columns-head", lambda: lesson30.changed_output_columns(np.eye(4), 2), C, "head must be"),
+    bad("changed-columns-float-head", lambda: lesson30.changed_output_columns(np.eye(4), 0.5), C, "got 0.5"),
+    bad("symbolic-output-none", lambda: lesson30.symbolic_output(None), C, "plain numeric array"),
+    bad("symbolic-output-symbols", lambda: lesson30.symbolic_output(np.eye(4), "abc"), C, "shape [3, *]"),
+    bad("symbolic-output-symbols-none", lambda: lesson30.symbolic_output(np.eye(4), None), C, "1 to 26 letters"),
+    bad("stage-values-none", lambda: lesson30.stage_values(None), C, "MultiHeadAttentionForward"),
+    bad("stage-values-sequence", lambda: lesson30.stage_values(forward30(), 1), C, "sequence must be"),
+    ok("stage-values-sequence-0", lambda: lesson30.stage_values(forward30(), 0), lambda r: "output" in r),
+    # ch30 example and contrasts
+    bad("build-attention-weights-str", lambda: example30.build_attention("x"), M, "dict of query"),
+    bad("build-attention-prefix", lambda: example30.build_attention(None, 5), M, "prefix must be"),
+    bad("head-zero-uniform-none", lambda: example30.head_zero_uniform(None), M, "plain numeric array"),
+    bad("head-zero-uniform-shape", lambda: example30.head_zero_uniform(np.zeros((1, 2, 4, 4))), M,
+        "shape [*, *, 3, 3]"),
+    bad("heads-distinct-one-head", lambda: example30.heads_distinct(np.zeros((1, 1, 3, 3))), M, "two heads"),
+    bad("common-offset-layer", lambda: example30.common_offset_preserved(None, example30.example_input()), M,
+        "MultiHeadAttention"),
+    bad("head-zero-part-stage", lambda: example30.head_zero_part(forward30(), "merge"), M, "stage must be one of"),
+    bad("first-mixing-none", lambda: example30.first_mixing_stage(None), M, "reference must be"),
+    bad("mixing-label-none", lambda: example30.mixing_label(None), M, "stage must be one of"),
+    bad("heads-isolated-none", lambda: example30.heads_isolated_before_output(1), M, "reference must be"),
+    bad("rows-normalized-none", lambda: contrasts30.rows_normalized(None, 1e-12), HI, "plain numeric array"),
+    bad("rows-normalized-tolerance", lambda: contrasts30.rows_normalized(np.eye(2), "0"), HI, "tolerance must be"),
+    # ch31 lesson
+    bad("rms-none", lambda: lesson31.rms(None), D, "plain numeric array"),
+    bad("rms-scalar", lambda: lesson31.rms(2.0), D, "rank 1 to 32"),
+    bad("rms-overflow", lambda: lesson31.rms([1e200, 1.0]), D, "overflow when squared"),
+    bad("rms-text-str", lambda: lesson31.rms_text("abc"), D, "plain numeric array"),
+    bad("token-summary-token", lambda: lesson31.token_summary(stage31(), 9), D, "token must be an integer in [0, 2]"),
+    bad("token-summary-stage", lambda: lesson31.token_summary(None), D, "FirstStage"),
+    bad("first-stage-order", lambda: lesson31.first_stage(example31.build_block(), example31.example_input(),
+                                                          "middle"), D, "order must be one of"),
+    bad("first-stage-norm", lambda: lesson31.first_stage(example31.build_block(), example31.example_input(),
+                                                         norm="batch"), D, "norm must be one of"),
+    bad("first-stage-x-width", lambda: lesson31.first_stage(example31.build_block(), np.ones((1, 3, 5))), D,
+        "first_stage:"),
+    bad("first-stage-block", lambda: lesson31.first_stage(None, example31.example_input()), D, "DecoderBlock"),
+    bad("rotate-pair", lambda: lesson31.rotate(np.ones(3), 1.0), D, "shape [2]"),
+    bad("rotate-angle-inf", lambda: lesson31.rotate(np.ones(2), float("inf")), D, "angle must be"),
+    # ch31 example and contrasts
+    bad("build-block-prefix", lambda: example31.build_block(""), D, "prefix must be"),
+    bad("post-norm-first-stage-block", lambda: example31.post_norm_first_stage(None, example31.example_input()), D,
+        "DecoderBlock"),
+    bad("post-norm-first-stage-width", lambda: example31.post_norm_first_stage(example31.build_block(),
+                                                                                np.ones((1, 3, 5))), D,
+        "post_norm_first_stage:"),
+    bad("shapes-forward", lambda: example31.shapes(example31.example_input(), None), D, "DecoderBlockForward"),
+    bad("pre-norm-order-forward", lambda: example31.pre_norm_order(example31.build_block(),
+                                                                   example31.example_input(), None), D,
+        "DecoderBlockForward"),
+    bad("post-norm-differs-shapes", lambda: example31.post_norm_differs(np.ones((1, 3, 4)), np.ones((1, 2, 4))), D,
+        "shape [1, 3, 4]"),
+    bad("original-post-norm-none", lambda: example31.original_post_norm(None), D, "plain numeric array"),
+    bad("modern-pre-norm-scalar", lambda: example31.modern_pre_norm(1.0), D, "rank 1 to 32"),
+    ok("modern-pre-norm-overflow", lambda: example31.modern_pre_norm(np.full((1, 2), 1e200)), lambda r: r is True),
+    bad("bias-free-none", lambda: example31.bias_free(None), D, "DecoderBlock"),
+    bad("stable-order-list", lambda: example31.stable_order([]), D, "ParameterList"),
+    bad("layer-norm-epsilon-negative", lambda: contrasts31.layer_norm_rows(np.ones((2, 3)), -1.0), HI,
+        "epsilon must be a finite number >= 0"),
+    bad("layer-norm-epsilon-none", lambda: contrasts31.layer_norm_rows(np.ones((2, 3)), None), HI,
+        "got None"),
+    ok("layer-norm-epsilon-fraction", lambda: contrasts31.layer_norm_rows(np.ones((2, 3)), fractions.Fraction(1, 3)),
+       lambda r: r.shape == (2, 3)),
+]
+
+
+def test_row_ids_are_unique():
+    assert len({row.id for row in ROWS}) == len(ROWS)
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[row.id for row in ROWS])
+def test_a_chapter_helper_answers_bad_input_with_its_typed_error(row: Row, capfd):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            result = row.attempt()
+        except LlmFromScratchError as error:
+            assert row.error is not None, f"documented as accepted, but raised {type(error).__name__}: {error}"
+            assert type(error) is row.error, f"expected {row.error.__name__}, got {type(error).__name__}: {error}"
+            assert row.message in str(error), f"{row.message!r} not in {str(error)!r}"
+            assert len(str(error)) <= MAX_MESSAGE, f"a message of {len(str(error))} characters"
+            assert capfd.readouterr().err == ""
+            return
+        except Exception as error:
+            pytest.fail(f"raw {type(error).__name__} escaped: {error}")
+    assert capfd.readouterr().err == ""
+    assert row.error is None, f"expected {row.error.__name__} containing {row.message!r}, but it was accepted"
+    if row.check is not None:
+        assert row.check(result), f"accepted, but the result failed its check: {result!r}"
