@@ -156,3 +156,32 @@ def test_a_chapter_helper_answers_bad_input_with_its_typed_error(row: Row, capfd
     assert row.error is None, f"expected {row.error.__name__} containing {row.message!r}, but it was accepted"
     if row.check is not None:
         assert row.check(result), f"accepted, but the result failed its check: {result!r}"
+
+
+# --- the [T, T] tables are bounded before they are made -----------------------------------
+
+def test_causal_attention_bounds_its_score_tables_before_the_product(monkeypatch):
+    from llm_from_scratch import Tensor, causal_scaled_dot_product_self_attention
+    from llm_from_scratch import causal as causal_module
+    from llm_from_scratch.tensor import MAX_SIZE, causal_softmax
+
+    products = []
+    monkeypatch.setattr(causal_module, "transpose", lambda *a: products.append(a) or a[0])
+    long = Tensor(np.zeros((1, 5000, 1)))           # 5000 values; its scores would be 25 million
+    with pytest.raises(CausalAttentionError, match="scores would hold 25000000 values, more than the limit"):
+        causal_scaled_dot_product_self_attention(long, long, long)
+    assert not products
+    from llm_from_scratch import TensorError
+    with pytest.raises(TensorError, match=f"T \\* T at most {MAX_SIZE}, got \\[0, 5000, 5000\\]"):
+        causal_softmax(Tensor(np.zeros((0, 5000, 5000))))   # empty, yet np.tri(5000) would be made
+    with pytest.raises(TensorError, match=r"tables \[\.\.\., T, T\]"):
+        causal_softmax(Tensor(np.zeros((2, 3))))
+
+
+def test_the_fused_attention_bounds_its_score_tables():
+    from llm_from_scratch import Tensor, TensorError
+    from llm_from_scratch.fused import causal_self_attention
+
+    x, w, table = Tensor(np.zeros((1, 5000, 2))), Tensor(np.eye(2)), np.ones((5000, 1))
+    with pytest.raises(TensorError, match="scores \\[1, 1, 5000, 5000\\] would hold more than"):
+        causal_self_attention(x, w, w, w, w, 1, table, table)
