@@ -185,3 +185,41 @@ def test_the_fused_attention_bounds_its_score_tables():
     x, w, table = Tensor(np.zeros((1, 5000, 2))), Tensor(np.eye(2)), np.ones((5000, 1))
     with pytest.raises(TensorError, match="scores \\[1, 1, 5000, 5000\\] would hold more than"):
         causal_self_attention(x, w, w, w, w, 1, table, table)
+
+
+# --- train(): a bad batch moves nothing in its step; the error keeps the losses so far -----
+
+@pytest.mark.parametrize("bad_targets, message", [
+    (np.array([[1, 2, 9]]), "got 9"),                # past the vocabulary: known once the logits are
+    (np.array([[1.0, 2.0, 0.0]]), "dtype float64"),   # not token ids: known before the model runs
+    (np.array([[1, -1, 0]]), "got -1"),
+])
+def test_a_bad_batch_raises_before_its_step_moves_a_parameter(bad_targets, message):
+    from llm_from_scratch import Parameter, Tensor
+    from llm_from_scratch.book.optim import Adam
+    from llm_from_scratch.book.training import train
+    from llm_from_scratch.errors import TrainingError
+
+    vocabulary, inputs, targets = 3, np.array([[0, 1, 2]]), np.array([[1, 2, 0]])
+
+    def run(steps, batches):
+        table = Parameter("table", np.zeros((vocabulary, vocabulary)))
+        model = lambda tokens: Tensor(np.eye(vocabulary)[tokens]) @ table   # noqa: E731
+        try:
+            return train(model, batches, Adam([table]), steps), table.value
+        except TrainingError as error:
+            return error, table.value
+
+    clean, after_two = run(2, lambda step: (inputs, targets))
+    seen = []
+
+    def batches(step):
+        seen.append(step)
+        return inputs, (targets if step < 2 else bad_targets)
+
+    error, value = run(4, batches)
+    assert isinstance(error, TrainingError) and message in str(error)
+    assert np.array_equal(value, after_two)                  # two updates, none from step 2
+    assert np.array_equal(error.losses, clean.losses)        # their losses are not lost
+    assert "keeps the 2 update(s)" in " ".join(error.__notes__)
+    assert seen == [0, 1, 2]
