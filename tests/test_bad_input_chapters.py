@@ -223,3 +223,75 @@ def test_a_bad_batch_raises_before_its_step_moves_a_parameter(bad_targets, messa
     assert np.array_equal(error.losses, clean.losses)        # their losses are not lost
     assert "keeps the 2 update(s)" in " ".join(error.__notes__)
     assert seen == [0, 1, 2]
+
+
+# --- the training lab: the dataclasses a learner builds, the readers of a run ---------------
+
+def _lab_rows():
+    from llm_from_scratch import Parameter
+    from llm_from_scratch.book.training import TrainingRun
+    from llm_from_scratch.ch31 import depth_lab, training_lab
+    from llm_from_scratch.errors import DepthLabError, TrainingError
+
+    L, T_ = DepthLabError, TrainingError
+    tiny = dict(layers=1, width=4, heads=2, vocabulary=5, batch=2, tokens=4)
+
+    def model(**parts):
+        m = training_lab.new_model(**tiny)
+        fields = dict(variant=m.variant, embedding=m.embedding, blocks=m.blocks, final_norm=m.final_norm,
+                      head=m.head)
+        return training_lab.StackModel(**{**fields, **parts})
+
+    def training(**parts):
+        fields = dict(settings=training_lab.Settings(), run=TrainingRun(np.ones(3)))
+        return training_lab.Training(**{**fields, **parts})
+
+    top = dict(start_rms=1.0, start_varying=0.5, moves=np.ones(3), rms=np.ones(3), varying=np.ones(3))
+    return [
+        bad("smoothed-strings", lambda: training_lab.smoothed(["1", "2"]), L, "got '1'"),
+        bad("smoothed-bools", lambda: training_lab.smoothed([1.0, True]), L, "got True"),
+        bad("smoothed-bool-array", lambda: training_lab.smoothed(np.array([True, False])), L, "dtype bool"),
+        ok("smoothed-numbers", lambda: training_lab.smoothed((1, 2.5)), lambda r: list(r) == [1.0, 1.75]),
+        ok("short-fraction", lambda: depth_lab.short(fractions.Fraction(1, 3)), lambda r: r == "0.333"),
+        ok("short-int", lambda: depth_lab.short(2363), lambda r: r == "2363"),
+        bad("settings-layers-huge-str", lambda: training_lab.Settings(layers=HUGE), L, "layers must be"),
+        bad("settings-unknown-huge-name", lambda: training_lab.train_stack(**{HUGE: 1}), L, "is unknown"),
+        bad("depth-variants-huge-repr", lambda: depth_lab.compare(variants=HUGE), L, "variants must be"),
+        bad("depth-depths-huge-repr", lambda: depth_lab.top_block_gradient(HUGE), L, "depths must be"),
+        bad("depth-table-title-huge-repr", lambda: depth_lab.summary_table({}, title=HUGE), L, "runs must map"),
+        bad("training-run-losses-strings", lambda: TrainingRun(["1", "2"]), T_, "losses must be"),
+        bad("training-run-losses-nan", lambda: TrainingRun(np.array([1.0, np.nan])), T_, "finite"),
+        bad("training-run-diverged-at", lambda: TrainingRun(np.ones(3), 7), T_, "got 7"),
+        bad("training-run-message", lambda: TrainingRun(np.ones(3), None, 5), T_, "message must be"),
+        ok("training-run-list", lambda: TrainingRun([1, 2.5]), lambda r: r.losses.dtype == np.float64),
+        bad("training-settings-none", lambda: training(settings=None), L, "settings must be a Settings"),
+        bad("training-run-array", lambda: training(run=np.ones(3)), L, "run must be a TrainingRun"),
+        bad("training-top-dict", lambda: training(top={}), L, "top must be a TopReadings or None"),
+        bad("training-readings-length", lambda: training(
+            readings=training_lab.BatchReadings(np.ones(2), np.ones(2))), L, "one value a step, 3, got 2"),
+        bad("batch-readings-lengths", lambda: training_lab.BatchReadings(np.ones(2), np.ones(3)), L,
+            "must have one length"),
+        bad("batch-readings-list", lambda: training_lab.BatchReadings([1.0], np.ones(1)), L, "1-D array"),
+        bad("top-readings-start", lambda: training_lab.TopReadings(**{**top, "start_rms": "1"}), L,
+            "start_rms must be a number"),
+        bad("top-readings-lengths", lambda: training_lab.TopReadings(**{**top, "rms": np.ones(2)}), L,
+            "one length"),
+        bad("top-readings-stream", lambda: training_lab.TopReadings(**top, stream=np.ones(2)), L,
+            "stream must be [steps]"),
+        ok("top-readings-relative", lambda: training_lab.TopReadings(**top).relative_moves,
+           lambda r: list(r) == [1.0, 1.0, 1.0]),
+        bad("stack-model-variant", lambda: model(variant="middle"), L, "variant must be one of"),
+        bad("stack-model-embedding", lambda: model(embedding=np.ones((5, 4))), L, "embedding must be a Parameter"),
+        bad("stack-model-head-shape", lambda: model(head=Parameter("head", np.ones((5, 4)))), L,
+            "head must be [d, V] = [4, 5]"),
+        bad("stack-model-blocks-tuple", lambda: model(blocks=()), L, "blocks must be a list"),
+        bad("stack-model-final-norm", lambda: model(final_norm=None), L, "final_norm must be an RmsNorm"),
+    ]
+
+
+LAB_ROWS = _lab_rows()
+
+
+@pytest.mark.parametrize("row", LAB_ROWS, ids=[row.id for row in LAB_ROWS])
+def test_a_training_lab_reader_or_dataclass_answers_bad_input(row: Row, capfd):
+    test_a_chapter_helper_answers_bad_input_with_its_typed_error(row, capfd)

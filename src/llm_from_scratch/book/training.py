@@ -88,6 +88,23 @@ class TrainingRun:
     diverged_at: int | None = None   # the step (from 0) that overflowed or lost a finite loss
     message: str = ""           # "training diverged at step 46: ..."
 
+    def __post_init__(self) -> None:
+        """A learner may build one (to read a run's losses): checked like a run's."""
+        try:
+            losses = np.asarray(self.losses)
+        except Exception:                       # ragged lists, a failing __array__
+            losses = np.asarray(None)
+        if losses.dtype.kind not in "fiu" or losses.ndim != 1 or losses.size > MAX_STEPS \
+                or not np.isfinite(losses).all():
+            raise TrainingError(f"training run losses must be [steps] finite real numbers, at most {MAX_STEPS}, "
+                                f"got {shown(self.losses)}")
+        object.__setattr__(self, "losses", losses.astype(np.float64))   # frozen: stored once, checked
+        if self.diverged_at is not None and (not is_int(self.diverged_at) or self.diverged_at != losses.size):
+            raise TrainingError(f"training run diverged_at must be None or the step that diverged, the number "
+                                f"of losses before it ({losses.size}), got {shown(self.diverged_at)}")
+        if not isinstance(self.message, str):
+            raise TrainingError(f"training run message must be a string, got {shown(self.message)}")
+
     @property
     def diverged(self) -> bool:
         return self.diverged_at is not None
