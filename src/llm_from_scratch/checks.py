@@ -11,7 +11,8 @@ import functools
 import math
 import numbers
 
-from .errors import LlmFromScratchError, Shown, TensorError, shown  # noqa: F401 (Shown: imported from here)
+from .errors import (  # noqa: F401 (book.exercises imports Shown here)
+    LlmFromScratchError, Shown, TensorError, shown)
 from .parameter import Parameter
 from .tensor import MAX_SIZE, Tensor, as_float64_array
 

@@ -12,8 +12,8 @@ class Parameter(Tensor):
 
     def __init__(self, name: str, value: object) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise ParameterError(
-                f"parameter name must be a non-empty string, got {shown(name)}")
+            raise ParameterError("parameter name must be a non-empty "
+                                 f"string, got {shown(name)}")
         super().__init__(value, requires_grad=True)
         self.name = name
 
