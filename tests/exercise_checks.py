@@ -77,6 +77,9 @@ WRONG = {
                  (right("30", 10, std_dmodel=1.0), "std_dmodel.own"),
                  (right("30", 10, std_dmodel=0.125), "std_dmodel.ratio"),
                  (right("30", 10, std_dmodel=2.83), "std_dmodel.inverse"),
+                 # a guess coarser than the answer's two decimals gets no slip's hint: 2.8 is within 0.05
+                 # of the inverse 2.83, and a hint there would locate the answer digit by digit
+                 (right("30", 10, std_dmodel=2.8), "std_dmodel.wrong"),
                  (right("30", 10, std_dmodel=0.044), "std_dmodel.unit"),
                  (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "std_dmodel.wrong"),
                  (right("30", 10, std_dh=2), "std_dh.wrong"), (right("30", 10, top_dh=0.871), "top.raw"),
@@ -109,6 +112,7 @@ WRONG = {
                  "predicted.wrong"), ({"predicted": 0.5, "measured": 0.537}, "measured.wrong"),
                  ({"predicted": 0.5, "measured": 0.52}, "block"), ({"predicted": 0.5, "measured": 0.97}, "post"),
                  ({"predicted": 0.5, "measured": 0.81}, "scale_1"), ({"predicted": 0.5, "measured": 1.86}, "inverse"),
+                 ({"predicted": 0.5, "measured": 1.9}, "measured.wrong"),   # coarse: no hint, see 30.10
                  ({"predicted": "половина", "measured": 0.54}, "not_number"), ({"predicted": 0.5, "measured": np.inf},
                  "not_number")],
 }

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from llm_from_scratch import MultiHeadAttention, Parameter, SplitMix64, Tensor, gradcheck
-from llm_from_scratch.errors import GradcheckError
+from llm_from_scratch.errors import GradcheckError, MultiHeadAttentionError
 
 from worked_examples import build_chapter30_attention, chapter30_input
 
@@ -53,3 +53,21 @@ def test_gradcheck_bounds_the_coordinates_it_would_move_before_running():
     with pytest.raises(GradcheckError, match="would move 100000 coordinates, more than the limit 20000"):
         gradcheck(forward, np.ones(10**5), [], np.ones(10**5))
     assert not calls
+
+
+@pytest.mark.parametrize("failure", ["forward", "backward"])
+def test_a_failing_gradcheck_leaves_the_gradients_as_they_were(failure):
+    layer = build_chapter30_attention()
+    x = chapter30_input()
+    layer.forward(Tensor(x)).output.backward(np.ones((1, 3, 4)))     # gradients a learner is reading
+    before = [p.grad for p in layer.parameters()]
+
+    def forward(t):
+        if failure == "forward":
+            raise MultiHeadAttentionError("broken forward")
+        return layer.forward(t).output
+
+    upstream = np.ones((1, 3, 5)) if failure == "backward" else np.ones((1, 3, 4))   # the wrong shape
+    with pytest.raises(GradcheckError):
+        gradcheck(forward, x, list(layer.parameters()), upstream)
+    assert all(p.grad is grad for p, grad in zip(layer.parameters(), before, strict=True))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from notebook_rules import CHAPTER_PAGES
 
-from llm_from_scratch import Tensor
+from llm_from_scratch import DecoderBlockError, Tensor
 from llm_from_scratch.ch31 import example as ch31
 from llm_from_scratch.ch31 import lesson as lesson31
 
@@ -98,7 +98,7 @@ def test_the_recurrence_the_figure_draws_waits_for_each_state():
 
 
 def test_bad_order_is_refused(block):
-    with pytest.raises(ValueError, match="order must be"):
+    with pytest.raises(DecoderBlockError, match="first_stage order must be"):
         lesson31.first_stage(block, ch31.example_input(), "middle")
 
 

@@ -6,11 +6,12 @@ and a head) gets its own ``[T, T]`` table of attention weights:
 all of them at once: multi-head attention calls it on ``[B, h, T, d_h]``.
 """
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from .checks import check_tensor, checked
+from .checks import check_size, check_tensor, checked
 from .errors import CausalAttentionError
 from .tensor import Tensor, causal_softmax, scale, transpose
 
@@ -29,6 +30,9 @@ def check_qkv(q, k, v):
         raise CausalAttentionError(
             "causal attention query must have shape [..., tokens, width] "
             f"with tokens, width > 0, got {list(q.shape)}")
+    tables = (*q.shape[:-1], q.shape[-2])  # the scores [..., T, T]
+    check_size(math.prod(tables), "causal attention scores",
+               CausalAttentionError)
     for role, x in (("key", k), ("value", v)):
         if x.shape != q.shape:
             raise CausalAttentionError(

@@ -10,11 +10,11 @@ import decimal
 import functools
 import math
 import numbers
-import reprlib
 
-from .errors import LlmFromScratchError
+from .errors import (  # noqa: F401 (book.exercises imports Shown here)
+    LlmFromScratchError, Shown, TensorError, shown)
 from .parameter import Parameter
-from .tensor import MAX_SIZE, Tensor
+from .tensor import MAX_SIZE, Tensor, as_float64_array
 
 
 
@@ -48,19 +48,6 @@ def checked(check, error, stage):
 def is_int(value):
     """A Python or NumPy integer of any width, but not a bool."""
     return isinstance(value, numbers.Integral) and type(value) is not bool
-
-
-class Shown(reprlib.Repr):
-    """A value in a message, cut short by ``reprlib`` (``[0, 1, 2, 3, 4,
-    5, ...]``); a huge integer by its size."""
-
-    def repr_int(self, value, level):
-        if abs(value) > 10**30:
-            return f"an integer of {value.bit_length()} bits"
-        return repr(value)
-
-
-shown = Shown().repr
 
 
 def positive_int(value, role, error):
@@ -150,3 +137,36 @@ def check_sequence(layer, x, position_offset=0, *, stage, error):
     check_positions(position_offset, x.shape[1], layer.max_positions,
                     stage, error)
     check_tensor(x, role, error)
+
+
+def instance(value, kind, role, error):
+    """``value`` itself when it is a ``kind`` (a class or a tuple)."""
+    if not isinstance(value, kind):
+        names = " or ".join(k.__name__ for k in (
+            kind if isinstance(kind, tuple) else (kind,)))
+        raise error(f"{role} must be a {names}, "
+                    f"got {type(value).__name__}")
+    return value
+
+
+def values(value, role, error, rank=None, shape=None):
+    """A finite float64 copy of ``value`` (at most ``MAX_SIZE`` numbers,
+    no empty axis) of ``rank`` (an int, or ``(lowest, highest)``) or of
+    ``shape`` (``None`` for any size along an axis)."""
+    try:
+        array = as_float64_array(value, role)
+    except TensorError as cause:
+        raise error(str(cause)) from cause
+    low, high = (rank, rank) if is_int(rank) else rank or (0, 32)
+    if shape is not None:
+        low = high = len(shape)
+    fits = shape is None or all(want in (None, got) for want, got
+                                in zip(shape, array.shape, strict=False))
+    if not low <= array.ndim <= high or 0 in array.shape or not fits:
+        rule = ("shape [" + ", ".join("*" if s is None else str(s)
+                                      for s in shape) + "]"
+                if shape is not None else f"rank {low}" if low == high
+                else f"rank {low} to {high}")
+        raise error(f"{role} must be numbers of {rule} with no empty "
+                    f"axis, got shape {list(array.shape)}")
+    return array

@@ -4,6 +4,7 @@ A message names what was wrong and the values received, e.g.
 ``multi-head input's last dimension must equal model width 4, got 5``.
 """
 
+import reprlib
 from contextlib import contextmanager
 
 
@@ -26,6 +27,19 @@ class LearnedHeadsError(LlmFromScratchError): ...  # chapter 30's lab
 class HistoryError(LlmFromScratchError): ...  # historical contrasts
 class EditionError(LlmFromScratchError): ...  # the book's edition
 class FormatError(LlmFromScratchError): ...  # the book's printed formats
+
+
+class Shown(reprlib.Repr):
+    """A value in a message, cut short by ``reprlib`` (``[0, 1, 2, 3, 4,
+    5, ...]``); a huge integer by its size."""
+
+    def repr_int(self, value, level):
+        if abs(value) > 10**30:
+            return f"an integer of {value.bit_length()} bits"
+        return repr(value)
+
+
+shown = Shown().repr
 
 
 @contextmanager

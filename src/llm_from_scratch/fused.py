@@ -20,7 +20,7 @@ import functools
 import numpy as np
 
 from .errors import TensorError
-from .tensor import Tensor, operation
+from .tensor import MAX_SIZE, Tensor, operation
 
 
 def _rope_tables(cos, sin, heads):
@@ -96,6 +96,10 @@ def causal_self_attention(x: Tensor, w_q: Tensor, w_k: Tensor,
             raise TensorError(f"causal_self_attention {name} must be "
                               f"finite float64 [{tokens}, {d_h // 2}], "
                               f"got {got}")
+    if batch * heads * tokens * tokens > MAX_SIZE:  # the scores' tables
+        raise TensorError(f"causal_self_attention scores [{batch}, {heads}"
+                          f", {tokens}, {tokens}] would hold more than "
+                          f"{MAX_SIZE} values")
 
     def split(m):  # [B, T, d] -> [B, h, T, d_h], a view
         return m.reshape(batch, tokens, heads, d_h).transpose(0, 2, 1, 3)

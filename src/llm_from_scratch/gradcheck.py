@@ -63,7 +63,8 @@ def gradcheck(forward, x, parameters, upstream, *, delta=1e-6,
 
     ``forward`` maps a Tensor to a Tensor and reads ``parameters``: each
     of their coordinates is moved and put back, and their ``grad`` is
-    replaced by the analytic gradient of this loss.
+    replaced by the analytic gradient of this loss. Bad arguments, a
+    failing forward or backward leave every ``grad`` as it was.
     """
     if not callable(forward):
         raise GradcheckError("gradcheck forward must be callable, "
@@ -92,11 +93,17 @@ def gradcheck(forward, x, parameters, upstream, *, delta=1e-6,
     def loss():
         return float(np.sum(run(Tensor(x)).value * seed))
 
-    parameters.zero_grad()
     x_tensor = Tensor(x, requires_grad=True)
-    output = run(x_tensor)
-    with chained(GradcheckError, "gradcheck backward"):  # and its shape
-        output.backward(seed)
+    output = run(x_tensor)  # a failing forward leaves every grad as it was
+    saved = [p.grad for p in parameters]
+    try:
+        parameters.zero_grad()
+        with chained(GradcheckError, "gradcheck backward"):  # its shape
+            output.backward(seed)
+    except BaseException:
+        for p, grad in zip(parameters, saved, strict=True):
+            p._set_grad(grad)
+        raise
     try:
         with np.errstate(**STRICT):
             checks = [_compare("input", x_tensor.grad, x, loss, delta)]

@@ -3,7 +3,7 @@ layers that hold them."""
 
 from collections.abc import Iterable
 
-from .errors import ParameterError
+from .errors import ParameterError, shown
 from .tensor import Tensor
 
 
@@ -12,8 +12,8 @@ class Parameter(Tensor):
 
     def __init__(self, name: str, value: object) -> None:
         if not isinstance(name, str) or not name.strip():
-            raise ParameterError(
-                f"parameter name must be a non-empty string, got {name!r}")
+            raise ParameterError("parameter name must be a non-empty "
+                                 f"string, got {shown(name)}")
         super().__init__(value, requires_grad=True)
         self.name = name
 
@@ -47,7 +47,7 @@ class ParameterList(tuple):
                     f"got {type(parameter).__name__}")
             if parameter.name in first:
                 raise ParameterError(
-                    f"parameter name {parameter.name!r} appears twice "
+                    f"parameter name {shown(parameter.name)} appears twice "
                     f"(entries {first[parameter.name]} and {index})")
             first[parameter.name] = index
         return super().__new__(cls, parameters)

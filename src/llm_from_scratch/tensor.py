@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from .errors import TensorError
+from .errors import TensorError, shown
 
 STRICT = dict(over="raise", invalid="raise", divide="raise",  # errstate
               under="ignore")  # a tiny exp() is 0, as it should be
@@ -81,7 +81,7 @@ class Tensor:
     def __init__(self, value: object, requires_grad: bool = False) -> None:
         if not isinstance(requires_grad, (bool, np.bool_)):
             raise TensorError("tensor requires_grad must be True or False, "
-                              f"got {requires_grad!r}")
+                              f"got {shown(requires_grad)}")
         self.value = as_float64_array(value, "tensor")
         self.value.flags.writeable = False
         self.requires_grad, self.grad = bool(requires_grad), None
@@ -241,6 +241,14 @@ def transpose(a: Tensor, axes: tuple[int, ...]) -> Tensor:
                          lambda g: (g.transpose(inverse),))
 
 
+def square_tables(shape: tuple[int, ...], role: str) -> None:
+    """``[..., T, T]`` of at most ``MAX_SIZE`` values, ``T * T`` too."""
+    t = shape[-1] if len(shape) >= 2 else 0
+    if len(shape) < 2 or shape[-2] != t or t * t > MAX_SIZE:
+        raise TensorError(f"{role} must be tables [..., T, T] with T * T "
+                          f"at most {MAX_SIZE}, got {list(shape)}")
+
+
 @operation(operands=1)
 def causal_softmax(scores: Tensor) -> Tensor:
     """Softmax of each row of ``[..., T, T]`` over the visible keys.
@@ -248,6 +256,7 @@ def causal_softmax(scores: Tensor) -> Tensor:
     Future keys get ``-inf`` before the exponential, so their probability
     is exactly 0; the diagonal is visible, so the row maximum is finite.
     """
+    square_tables(scores.shape, "causal_softmax scores")  # T*T bounded
     visible = np.tri(scores.shape[-1], dtype=bool)       # [T, T]: j <= i
     p = np.where(visible, scores.value, -np.inf)         # [..., T, T]
     p -= p.max(axis=-1, keepdims=True)                   # each row <= 0

@@ -465,6 +465,14 @@ def near(value: float, right: float, places: int = 9) -> bool:
     return abs(value - right) <= 0.5 * 10.0 ** -min(_decimals(value), places) + 1e-12
 
 
+def known_slip(value: float, known: float) -> bool:
+    """``value`` is the known wrong quantity ``known`` (a slip a hint names): equal to it, or typed to two
+    decimals or more and ``known`` at that precision (three at most). A coarser guess gets no hint: a hint
+    that fired for 0.3 would say where an unknown number lies, and a learner could close in on it digit by
+    digit (or on the answer, when the slip is its inverse)."""
+    return value == known or (_decimals(value) >= 2 and near(value, known, 3))
+
+
 def rounded(least: int) -> Callable[[float, float], bool]:
     """Accept the right number, or it rounded to ``least`` or more decimals (0.54 for 0.5379)."""
     def accept(value: float, right: float) -> bool:

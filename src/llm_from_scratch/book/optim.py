@@ -32,7 +32,7 @@ class Adam:
         self.beta1, self.beta2 = (finite_number(
             b, "Adam beta", error, zero_allowed=True) for b in betas)
         if max(self.beta1, self.beta2) >= 1:
-            raise error(f"Adam betas must be below 1, got {betas!r}")
+            raise error(f"Adam betas must be below 1, got {shown(betas)}")
         if not is_int(warmup) or warmup < 0:
             raise error("Adam warmup must be an integer >= 0, "
                         f"got {shown(warmup)}")

@@ -90,5 +90,5 @@ def changed(kind: type, settings: object, changes: dict[str, object]) -> object:
     names = [field.name for field in fields(kind)]
     unknown = sorted(set(changes) - set(names))
     if unknown:
-        raise kind.ERROR(f"{kind.LAB} setting {unknown[0]!r} is unknown; known: {', '.join(names)}")
+        raise kind.ERROR(f"{kind.LAB} setting {shown(unknown[0])} is unknown; known: {', '.join(names)}")
     return replace(settings, **changes) if changes else settings

@@ -10,6 +10,11 @@ value overflows (a ``FloatingPointError``, or a typed error raised from one): it
 and says at which step and why. Any other error is raised, and so is an overflow
 before the first update: it comes from the model or the data as given, not from
 training.
+
+A step checks its batch, the model's output and the loss before the backward pass
+and the update, so the step that raises moves no parameter: after an error the
+model holds exactly the updates of the steps before it, and the error carries their
+losses as ``error.losses`` (``[steps done]``) and says how many there were in a note.
 """
 
 from __future__ import annotations
@@ -83,6 +88,23 @@ class TrainingRun:
     diverged_at: int | None = None   # the step (from 0) that overflowed or lost a finite loss
     message: str = ""           # "training diverged at step 46: ..."
 
+    def __post_init__(self) -> None:
+        """A learner may build one (to read a run's losses): checked like a run's."""
+        try:
+            losses = np.asarray(self.losses)
+        except Exception:                       # ragged lists, a failing __array__
+            losses = np.asarray(None)
+        if losses.dtype.kind not in "fiu" or losses.ndim != 1 or losses.size > MAX_STEPS \
+                or not np.isfinite(losses).all():
+            raise TrainingError(f"training run losses must be [steps] finite real numbers, at most {MAX_STEPS}, "
+                                f"got {shown(self.losses)}")
+        object.__setattr__(self, "losses", losses.astype(np.float64))   # frozen: stored once, checked
+        if self.diverged_at is not None and (not is_int(self.diverged_at) or self.diverged_at != losses.size):
+            raise TrainingError(f"training run diverged_at must be None or the step that diverged, the number "
+                                f"of losses before it ({losses.size}), got {shown(self.diverged_at)}")
+        if not isinstance(self.message, str):
+            raise TrainingError(f"training run message must be a string, got {shown(self.message)}")
+
     @property
     def diverged(self) -> bool:
         return self.diverged_at is not None
@@ -94,8 +116,35 @@ Loss = Callable[[np.ndarray, np.ndarray], tuple[float, np.ndarray]]
 
 def train(model: Callable[[np.ndarray], Tensor], batches: Batches, optimizer: Adam, steps: int,
           after: Callable[[int], None] | None = None) -> TrainingRun:
-    """``steps`` updates; ``batches(step)`` gives ``(inputs, targets [B, T])``, ``model(inputs)`` the logits."""
-    return fit(model, batches, optimizer, steps, cross_entropy, after)
+    """``steps`` updates; ``batches(step)`` gives ``(inputs, targets [B, T])``, ``model(inputs)`` the logits.
+
+    Each batch's targets are checked (integer token ids, not negative) before the
+    model runs on it; the vocabulary bound is checked against the logits before the
+    update. After an error the model keeps the updates of the earlier steps only
+    (``error.losses``: their losses)."""
+    if not callable(batches):
+        return fit(model, batches, optimizer, steps, cross_entropy, after)   # fit says why
+
+    def checked_batches(step: int) -> tuple[object, object]:
+        inputs, targets = _batch(batches, step)
+        return inputs, _token_ids(targets, step)
+
+    return fit(model, checked_batches, optimizer, steps, cross_entropy, after)
+
+
+def _token_ids(targets: object, step: int) -> np.ndarray:
+    """Integer, non-negative targets of at most ``MAX_SIZE`` ids, before the model runs."""
+    try:
+        targets = np.asarray(targets)
+    except Exception as error:                  # ragged lists, a failing __array__
+        raise TrainingError(f"training batches({step}) targets must be an array of token ids: "
+                            f"{type(error).__name__}") from error
+    if targets.dtype.kind not in "iu" or targets.size > MAX_SIZE:
+        raise TrainingError(f"training batches({step}) targets must be integer token ids, at most "
+                            f"{MAX_SIZE}, got dtype {targets.dtype} {list(targets.shape)}")
+    if targets.size and targets.min() < 0:
+        raise TrainingError(f"training batches({step}) targets must be token ids >= 0, got {int(targets.min())}")
+    return targets
 
 
 def fit(model: Callable[[np.ndarray], Tensor], batches: Batches, optimizer: Adam, steps: int, loss: Loss,
@@ -103,7 +152,11 @@ def fit(model: Callable[[np.ndarray], Tensor], batches: Batches, optimizer: Adam
     """``train`` with any loss: ``loss(output, targets)`` gives the loss and its gradient w.r.t. the output.
 
     ``after(n)`` runs after the ``n``-th update (to read the model; it changes no update); an
-    overflow in it stops the run at that step, as one in the update does."""
+    overflow in it stops the run at that step, as one in the update does.
+
+    A step's batch, output and loss are checked before its backward pass and update:
+    an error leaves the model with the updates of the earlier steps, whose losses the
+    error carries as ``error.losses``."""
     _check_loop(model, batches, optimizer, steps, loss, after)
     losses, updates = [], 0
     for step in range(steps):
@@ -123,9 +176,14 @@ def fit(model: Callable[[np.ndarray], Tensor], batches: Batches, optimizer: Adam
                 after(updates)
         except (LlmFromScratchError, FloatingPointError) as error:
             if not updates or not _overflow(error):
-                if isinstance(error, LlmFromScratchError):
-                    raise
-                raise TrainingError(f"training step {step}, before any update: {error}") from error
+                raised = error
+                if not isinstance(error, LlmFromScratchError):
+                    raised = TrainingError(f"training step {step}, before any update: {error}")
+                    raised.__cause__ = error
+                raised.losses = np.array(losses)
+                raised.add_note(f"training stopped at step {step}: the model keeps the {updates} "
+                                "update(s) before it; error.losses holds their losses")
+                raise raised from raised.__cause__
             message = f"training diverged at step {step}: {error}"
             return TrainingRun(np.array(losses), step, message)
         losses.append(value)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..causal import causal_scaled_dot_product_self_attention
+from ..checks import finite_number, values
 from ..errors import HistoryError
 from ..tensor import Tensor, as_float64_array
 
@@ -31,4 +32,6 @@ def single_head_table(x: Tensor) -> Tensor:
 
 def rows_normalized(weights: np.ndarray, tolerance: float) -> bool:
     """Every row of ``[..., T, T]`` sums to 1 within ``tolerance``."""
+    weights = values(weights, "history rows_normalized weights", HistoryError, rank=(2, 32))
+    tolerance = finite_number(tolerance, "history rows_normalized tolerance", HistoryError, zero_allowed=True)
     return bool(np.all(np.abs(weights.sum(axis=-1) - 1.0) <= tolerance))

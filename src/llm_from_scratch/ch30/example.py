@@ -14,7 +14,9 @@ import numpy as np
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
 from ..book import worked_example as common
 from ..book.formats import format_bool, format_list, format_number, format_vector
+from ..book.settings import choice
 from ..book.worked_example import future_probabilities_zero, rows_unchanged, tape_finite
+from ..checks import check_name, instance, shown, values
 from ..errors import MultiHeadAttentionError
 from ..gradcheck import GradcheckReport
 from ..heads import merge_heads, split_heads
@@ -29,6 +31,7 @@ MAX_POSITIONS, ROPE_BASE = 6, 100.0
 INVARIANT_TOLERANCE = 1e-12
 GRADIENT_TOLERANCE = 8e-6
 PREFIX = "attention"
+ERROR = MultiHeadAttentionError   # every bad argument of the example's helpers
 PARAMETER_ROLES = ("query", "key", "value", "output")
 # The stages of the forward record, in the order the data flows through them.
 STAGES = ("projected_query_heads", "projected_key_heads", "projected_value_heads", "rotated_query_heads",
@@ -60,6 +63,10 @@ def example_weights() -> dict[str, np.ndarray]:
 def build_attention(weights: dict[str, np.ndarray] | None = None, prefix: str = PREFIX) -> MultiHeadAttention:
     """The chapter's layer (or the same configuration with other ``[4, 4]`` weights)."""
     weights = example_weights() if weights is None else weights
+    if not isinstance(weights, dict) or sorted(weights) != sorted(PARAMETER_ROLES):
+        raise ERROR(f"build_attention weights must be None or a dict of {', '.join(PARAMETER_ROLES)}, "
+                    f"got {shown(weights)}")
+    check_name(prefix, "build_attention prefix", ERROR)
     parameters = [Parameter(f"{prefix}.{role}.weight", weights[role]) for role in PARAMETER_ROLES]
     return MultiHeadAttention(*parameters, heads=HEADS, max_positions=MAX_POSITIONS, rope_base=ROPE_BASE)
 
@@ -88,13 +95,24 @@ def example_pass() -> tuple[MultiHeadAttention, Tensor, MultiHeadAttentionForwar
 
 def head_zero_uniform(weights: np.ndarray) -> bool:    # weights: [B, h, T, T]
     """Head 0 gives each visible key ``1/(t+1)``: after RoPE its queries and keys are all ``[1, 0]``."""
+    weights = _tables(weights, "head_zero_uniform", TOKENS)
     uniform = np.tril(np.ones((TOKENS, TOKENS))) / np.arange(1, TOKENS + 1)[:, None]   # [T, T]
     return bool(np.max(np.abs(weights[0, 0] - uniform)) <= INVARIANT_TOLERANCE)
 
 
 def heads_distinct(weights: np.ndarray) -> bool:       # weights: [B, h, T, T]
     """The two heads' tables ``[T, T]`` differ: each head normalises its own causal rows."""
+    weights = _tables(weights, "heads_distinct")
     return bool(np.max(np.abs(weights[0, 0] - weights[0, 1])) > INVARIANT_TOLERANCE)
+
+
+def _tables(weights: object, name: str, tokens: int | None = None) -> np.ndarray:
+    """Attention weights ``[B, h, T, T]`` with at least two heads (``T = tokens`` if given)."""
+    weights = values(weights, f"{name} weights", ERROR, shape=(None, None, tokens, tokens))
+    if weights.shape[1] < 2 or weights.shape[2] != weights.shape[3]:
+        raise ERROR(f"{name} weights must be tables [B, h, T, T] of at least two heads, "
+                    f"got shape {list(weights.shape)}")
+    return weights
 
 
 def split_merge_bitwise(x_value: np.ndarray) -> bool:
@@ -104,6 +122,7 @@ def split_merge_bitwise(x_value: np.ndarray) -> bool:
 
 def common_offset_preserved(layer: MultiHeadAttention, x_value: np.ndarray) -> bool:
     """Every position moved by the same offset leaves the probabilities as they were: RoPE scores see distances."""
+    instance(layer, MultiHeadAttention, "common_offset_preserved layer", ERROR)
     weights = layer.forward(Tensor(x_value)).attention_weights.value                       # [B, h, T, T]
     shifted = layer.forward(Tensor(x_value), MAX_POSITIONS - TOKENS).attention_weights.value
     return bool(np.max(np.abs(shifted - weights)) <= INVARIANT_TOLERANCE)
@@ -111,12 +130,15 @@ def common_offset_preserved(layer: MultiHeadAttention, x_value: np.ndarray) -> b
 
 def head_zero_part(forward: MultiHeadAttentionForward, stage: str) -> np.ndarray:
     """What head 0 owns at ``stage``: its lane ``[:, 0]`` of ``[B, h, ...]``, or its columns of ``[B, T, d_model]``."""
+    instance(forward, MultiHeadAttentionForward, "head_zero_part forward", ERROR)
+    choice(stage, "head_zero_part stage", STAGES, ERROR)
     value = getattr(forward, stage).value
     return value[:, 0] if value.ndim == 4 else value[..., :HEAD_WIDTH]
 
 
 def first_mixing_stage(reference: MultiHeadAttentionForward) -> str:
     """The first stage at which a change made only in head 1 (its value columns) reaches head 0's part, or ``none``."""
+    instance(reference, MultiHeadAttentionForward, "first_mixing_stage reference", ERROR)
     weights = example_weights()
     weights["value"][:, HEAD_WIDTH:] += 0.5
     changed = build_attention(weights).forward(Tensor(example_input()))
@@ -128,12 +150,14 @@ def first_mixing_stage(reference: MultiHeadAttentionForward) -> str:
 
 def mixing_label(stage: str) -> str:
     """``output`` is the product with ``W_O``, which follows the concatenation of the heads."""
+    choice(stage, "mixing_label stage", (*STAGES, "none"), ERROR)
     return "after-concatenation" if stage == "output" else stage.replace("_", "-")
 
 
 def heads_isolated_before_output(reference: MultiHeadAttentionForward) -> bool:
     """The heads meet only at ``W_O``: a change made only in head 1 (its value columns) first reaches head 0 at
     the output, and one made only in head 0 (a column of its keys) leaves head 1's probabilities as they were."""
+    instance(reference, MultiHeadAttentionForward, "heads_isolated_before_output reference", ERROR)
     weights = example_weights()
     weights["key"][HEAD_WIDTH, 0] = 1.0  # head 0's keys now also read input feature 2
     other = build_attention(weights).forward(Tensor(example_input())).attention_weights.value   # [B, h, T, T]

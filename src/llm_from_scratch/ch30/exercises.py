@@ -22,6 +22,7 @@ from ..book.exercises import (
     Questions,
     Unreadable,
     coarse,
+    known_slip,
     labels,
     near,
     option,
@@ -142,7 +143,7 @@ def _near(values: dict[str, object], extra: tuple[str, ...] = ()) -> object:
     def rule(value: float, right: float) -> object:
         for key, known in values.items():
             known = known() if callable(known) else known
-            if near(value, known, 3) and not near(value, right, 3):
+            if known_slip(value, known) and not near(value, right, 3):
                 return key
         return False
     return rule

@@ -36,7 +36,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import FancyArrowPatch, Patch, Rectangle
 
 from ..book.figure_style import CMAP, FONT, LINE_STYLES, MASK_HATCH, SMALL, attention_heatmap, new_figure, styled
-from ..errors import CausalAttentionError, HeadLayoutError, LearnedHeadsError
+from ..errors import CausalAttentionError, HeadLayoutError, LearnedHeadsError, shown
 from ..text import texts
 
 __all__ = ["head_split", "learned_losses", "learned_maps", "one_head_line", "output_mixing", "rope_circle",
@@ -416,7 +416,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
     words = texts("ch30_figures")
     for name, value, most in (("tokens", tokens, 8), ("width", width, 8), ("heads", heads, 8)):
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 1 <= value <= most:
-            raise HeadLayoutError(f"split_layout {name} must be an integer from 1 to {most}, got {value!r}")
+            raise HeadLayoutError(f"split_layout {name} must be an integer from 1 to {most}, got {shown(value)}")
     if width % heads:
         raise HeadLayoutError(f"split_layout needs heads dividing width, got width={width}, heads={heads}")
     d_h = width // heads

@@ -34,7 +34,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..attention import MultiHeadAttention, MultiHeadAttentionForward
-from ..book.settings import integer
+from ..book.settings import flag, integer, number
+from ..checks import check_size, instance, shown, values
 from ..errors import CausalAttentionError
 from ..parameter import Parameter
 from ..rope import RotaryEmbedding
@@ -42,6 +43,7 @@ from ..tensor import Tensor, causal_softmax
 from . import example as ch30
 
 ROLES = ("query", "key", "value", "output")
+ERROR = CausalAttentionError     # every bad argument of the lesson's helpers
 
 # -- two heads, two jobs --------------------------------------------------------
 
@@ -70,6 +72,7 @@ def two_job_weights(sharpness: float = JOB_SHARPNESS) -> dict[str, np.ndarray]:
     its slow pair (6, 7): the query is ``[a, 0]``, the key is ``[a, 0]`` on
     the first token only. Both heads copy the content value.
     """
+    sharpness = number(sharpness, "two_job_weights sharpness", 0, 1e6, ERROR)
     d = JOB_WIDTH
     query, key, value = np.zeros((d, d)), np.zeros((d, d)), np.zeros((d, d))
     query[CONSTANT, 0] = sharpness
@@ -95,6 +98,8 @@ def two_job_layer(heads: int = 2, *, matched: bool = False) -> MultiHeadAttentio
     two-head layer's score scale and pair frequencies: its scores are then
     exactly the sum of the two heads' scores.
     """
+    integer(heads, "two_job_layer heads", 1, 2, ERROR)
+    flag(matched, "two_job_layer matched", ERROR)
     sharpness, base = ((MATCHED_SHARPNESS, MATCHED_BASE) if matched
                        else (JOB_SHARPNESS, JOB_BASE))
     weights = two_job_weights(sharpness)
@@ -125,7 +130,9 @@ class ScoreSpread:
 def last_query_weights(scores: np.ndarray) -> np.ndarray:
     """``[samples, T] -> [samples, T]``: each row's softmax, by the layer's own
     causal softmax, where a query at the last position sees every key."""
+    scores = values(scores, "last_query_weights scores", ERROR, rank=2)
     samples, tokens = scores.shape
+    check_size(samples * tokens * tokens, "last_query_weights' tables [samples, T, T]", ERROR)
     table = np.broadcast_to(scores[:, None, :], (samples, tokens, tokens))
     return causal_softmax(Tensor(table)).value[:, -1]
 
@@ -158,6 +165,12 @@ def score_spread(widths: tuple[int, ...] = (2, 4, 8, 16, 32, 64, 128, 256),
                  seed: int = 30) -> ScoreSpread:
     """Random rows with independent ``N(0, 1)`` coordinates, one query
     against ``tokens`` keys, ``samples`` times for every head width."""
+    widths = _widths("score_spread", widths)
+    tokens = integer(tokens, "score_spread tokens", 1, 1024, ERROR)
+    samples = integer(samples, "score_spread samples", 1, 100_000, ERROR)
+    seed = integer(seed, "score_spread seed", 0, 2**63 - 1, ERROR)
+    check_size(samples * tokens * max(max(widths), tokens), "score_spread's keys [samples, tokens, d_h] "
+               "or tables [samples, T, T]", ERROR)
     rng = np.random.default_rng(seed)
     raw_std, scaled_std, raw_top, scaled_top = [], [], [], []
     raw_jac, scaled_jac = [], []
@@ -191,14 +204,19 @@ class JacobianSpread:
     tokens: int
 
 
-def _spread_norms(name: str, widths, tokens: int, rows: int, samples: int, seed: int):
-    """The rows of ``jacobian_spread`` (see there), checked and drawn width by
-    width: ``[(d_h, raw norms [samples, rows], scaled norms [samples, rows])]``."""
+def _widths(name: str, widths: object) -> tuple[int, ...]:
+    """1 to 16 head widths, each an integer in ``[1, 65536]``."""
     if (not isinstance(widths, (tuple, list)) or not 1 <= len(widths) <= 16
             or not all(isinstance(w, (int, np.integer)) and not isinstance(w, bool) and 1 <= w <= 2**16
                        for w in widths)):
-        raise CausalAttentionError(f"{name} widths must be 1 to 16 integers in [1, 65536], "
-                                   f"got {widths!r}")
+        raise ERROR(f"{name} widths must be 1 to 16 integers in [1, 65536], got {shown(widths)}")
+    return tuple(int(w) for w in widths)
+
+
+def _spread_norms(name: str, widths, tokens: int, rows: int, samples: int, seed: int):
+    """The rows of ``jacobian_spread`` (see there), checked and drawn width by
+    width: ``[(d_h, raw norms [samples, rows], scaled norms [samples, rows])]``."""
+    widths = _widths(name, widths)
     tokens = integer(tokens, f"{name} tokens", 1, 1024, CausalAttentionError)
     rows = integer(rows, f"{name} rows", 1, 100_000, CausalAttentionError)
     samples = integer(samples, f"{name} samples", 1, 1000, CausalAttentionError)
@@ -240,9 +258,7 @@ def saturated_rows(widths: tuple[int, ...] = (4, 64, 256), tokens: int = 8, rows
     and head width, the share of rows whose Jacobian norm is below ``below``,
     rows where softmax is saturated and passes almost no gradient to the scores.
     A median hides them: it says nothing of the rows below it."""
-    if (isinstance(below, bool) or not isinstance(below, (int, float, np.floating, np.integer))
-            or not 0 < below <= 1):
-        raise CausalAttentionError(f"saturated_rows below must be a number in (0, 1], got {below!r}")
+    below = number(below, "saturated_rows below", 0, 1, ERROR)
     drawn = _spread_norms("saturated_rows", widths, tokens, rows, samples, seed)
     raw = np.stack([np.mean(r < below, axis=1) for _, r, _ in drawn], axis=1)
     scaled = np.stack([np.mean(s < below, axis=1) for _, _, s in drawn], axis=1)
@@ -272,7 +288,8 @@ def relative_scores(query: np.ndarray, key: np.ndarray, rope_base: float,
                     positions: int) -> np.ndarray:
     """``[positions, positions]``: ``RoPE_m(q) . RoPE_n(k)`` for every query
     position ``m`` (rows) and key position ``n`` (columns), same ``q``, ``k``."""
-    query, key = np.asarray(query, float), np.asarray(key, float)
+    query = values(query, "relative_scores query", ERROR, rank=1)
+    key = values(key, "relative_scores key", ERROR, shape=query.shape)
     rope = RotaryEmbedding(query.shape[-1], positions, rope_base)
     q = rope.rotate(Tensor(np.broadcast_to(query, (positions, query.size))), 0)
     k = rope.rotate(Tensor(np.broadcast_to(key, (positions, key.size))), 0)
@@ -284,6 +301,9 @@ def relative_scores(query: np.ndarray, key: np.ndarray, rope_base: float,
 def example_layer(rope_base: float = ch30.ROPE_BASE, **weights: np.ndarray) -> MultiHeadAttention:
     """The chapter's layer (``h = 2``, capacity 6); ``query=``, ``key=``,
     ``value=``, ``output=`` replace its ``[4, 4]`` matrices."""
+    unknown = sorted(set(weights) - set(ROLES))
+    if unknown:
+        raise ERROR(f"example_layer weight {shown(unknown[0])} is unknown; known: {', '.join(ROLES)}")
     chosen = {**ch30.example_weights(), **weights}
     parameters = [Parameter(f"attention.{role}.weight", chosen[role]) for role in ROLES]
     return MultiHeadAttention(
@@ -297,6 +317,7 @@ def changed_output_columns(output_weight: np.ndarray, head: int) -> list[int]:
 
     Doubling values touches no softmax: only the head's own output changes,
     and ``W_O`` decides which output columns see it."""
+    head = integer(head, "changed_output_columns head", 0, ch30.HEADS - 1, ERROR)
     x = Tensor(ch30.example_input())
     value = np.eye(ch30.MODEL_WIDTH)
     columns = slice(head * ch30.HEAD_WIDTH, (head + 1) * ch30.HEAD_WIDTH)
@@ -317,8 +338,13 @@ def mixing_output_weight() -> np.ndarray:
 
 
 def symbolic_output(weight: np.ndarray, symbols: str = "abcd") -> list[str]:
-    """``[a, b, c, d] @ W`` written out: output ``j`` sums ``W[i, j] * symbol_i``."""
-    weight = np.asarray(weight, dtype=float)
+    """``[a, b, c, d] @ W`` written out: output ``j`` sums ``W[i, j] * symbol_i``
+    (at most 26 symbols and 26 outputs)."""
+    if not isinstance(symbols, str) or not 1 <= len(symbols) <= 26:
+        raise ERROR(f"symbolic_output symbols must be a string of 1 to 26 letters, got {shown(symbols)}")
+    weight = values(weight, "symbolic_output weight", ERROR, shape=(len(symbols), None))
+    if weight.shape[1] > 26:
+        raise ERROR(f"symbolic_output weight must have at most 26 columns, got {weight.shape[1]}")
     out = []
     for column in weight.T:
         terms = []
@@ -335,5 +361,7 @@ def symbolic_output(weight: np.ndarray, symbols: str = "abcd") -> list[str]:
 
 def stage_values(forward: MultiHeadAttentionForward, sequence: int = 0) -> dict[str, np.ndarray]:
     """``{stage name: value}`` of one sequence of the batch, ``[h, T, d_h]``, ``[T, d_model]``, ..."""
+    instance(forward, MultiHeadAttentionForward, "stage_values forward", ERROR)
+    sequence = integer(sequence, "stage_values sequence", 0, forward.output.shape[0] - 1, ERROR)
     return {field.name: getattr(forward, field.name).value[sequence] for field in dataclasses.fields(forward)}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import finite_number
 from ..errors import HistoryError
 from ..tensor import as_float64_array
 
@@ -17,6 +18,7 @@ def layer_norm_rows(x: object, epsilon: float) -> np.ndarray:
     values = as_float64_array(x, "history layer norm")
     if values.ndim < 1 or values.shape[-1] == 0:
         raise HistoryError(f"history layer norm needs a non-empty feature axis, got shape {list(values.shape)}")
+    epsilon = finite_number(epsilon, "history layer norm epsilon", HistoryError, zero_allowed=True)
     centered = values - values.mean(axis=-1, keepdims=True)
     variance = np.mean(centered * centered, axis=-1, keepdims=True)
     return centered / np.sqrt(variance + epsilon)

@@ -397,7 +397,7 @@ class _Stack:
 
     def numerics(self):
         return numerics("depth lab run (weight_scale "
-                        f"{self.settings.weight_scale!r})")
+                        f"{shown(self.settings.weight_scale)})")
 
     def forward(self, layers: int) -> tuple[list[Tensor], list[Tensor]]:
         """Each block on a leaf of its own: ``x_l`` (its grad is
@@ -503,6 +503,7 @@ def short(value: float) -> str:
         finite = False
     if not finite:
         raise DepthLabError(f"depth lab short needs a finite number, got {shown(value)}")
+    value = float(value)                # a Fraction or a Decimal formats as a float does
     return f"{value:.0f}" if value >= 100 else f"{value:#.3g}"
 
 
@@ -514,7 +515,7 @@ def summary_table(runs: Mapping[str, DepthRun],
     ``title`` fills a first column (e.g. the weight scale)."""
     picked = _table_layers(layers, _runs(runs))
     if not isinstance(title, str):
-        raise DepthLabError(f"depth lab table title must be a string, got {title!r}")
+        raise DepthLabError(f"depth lab table title must be a string, got {shown(title)}")
     first = [TEXT["depth.scale"]] if title else []
     header = [*first, TEXT["depth.wiring"], TEXT["depth.quantity"],
               *(TEXT["depth.layer"].format(layer=layer) for layer in picked)]
@@ -570,7 +571,7 @@ def numerics(stage: str) -> Iterator[None]:
 def _not_among(changes: Mapping[str, object], name: str, instead: str) -> None:
     if name in changes:
         raise DepthLabError(f"depth lab {name} is set by {instead} here, "
-                            f"got {name}={changes[name]!r}")
+                            f"got {name}={shown(changes[name])}")
 
 
 def _runs(runs: object) -> int:
@@ -586,7 +587,7 @@ def _variants(variants: object) -> tuple[str, ...]:
     if isinstance(variants, str) or not isinstance(variants, Sequence) \
             or not variants:
         raise DepthLabError("depth lab variants must be a non-empty tuple "
-                            f"of {VARIANTS}, got {variants!r}")
+                            f"of {VARIANTS}, got {shown(variants)}")
     return tuple(choice(v, "depth lab variant", VARIANTS, DepthLabError)
                  for v in variants)
 
@@ -594,7 +595,7 @@ def _variants(variants: object) -> tuple[str, ...]:
 def _depths(depths: object) -> list[int]:
     if isinstance(depths, (str, bytes)) or not isinstance(depths, Iterable):
         raise DepthLabError("depth lab depths must be a sequence of "
-                            f"integers, got {depths!r}")
+                            f"integers, got {shown(depths)}")
     picked = [integer(depth, "depth lab depth", 1, MAX_LAYERS, DepthLabError)
               for depth in depths]
     if not picked:
@@ -606,6 +607,6 @@ def _table_layers(layers: object, depth: int) -> list[int]:
     """Layers counted from 1 up to the stack's depth: no negative wrap."""
     if isinstance(layers, (str, bytes)) or not isinstance(layers, Iterable):
         raise DepthLabError("depth lab table layers must be a sequence of "
-                            f"integers, got {layers!r}")
+                            f"integers, got {shown(layers)}")
     return [integer(layer, "depth lab table layer", 1, depth, DepthLabError)
             for layer in layers]

@@ -17,7 +17,8 @@ from ..block import DecoderBlock, DecoderBlockConfig, DecoderBlockForward
 from ..book import worked_example as common
 from ..book.formats import format_bool, format_list, format_vector
 from ..book.worked_example import future_probabilities_zero, rows_unchanged, tape_finite
-from ..errors import DecoderBlockError
+from ..checks import check_name, instance, values
+from ..errors import DecoderBlockError, chained
 from ..gradcheck import GradcheckReport
 from ..parameter import Parameter, ParameterList
 from ..rmsnorm import RmsNorm
@@ -34,6 +35,7 @@ POST_NORM_EPSILON = 1e-5          # LayerNorm eps of the Post-LN contrast
 INVARIANT_TOLERANCE = 1e-12
 GRADIENT_TOLERANCE = 2e-5
 PREFIX = "block"
+ERROR = DecoderBlockError        # every bad argument of the example's helpers
 PARAMETER_ORDER = (
     "attention_norm.gain", "attention.query.weight", "attention.key.weight", "attention.value.weight",
     "attention.output.weight", "ffn_norm.gain", "ffn.gate.weight", "ffn.up.weight", "ffn.down.weight",
@@ -55,6 +57,7 @@ def probe_matrix() -> np.ndarray:
 
 def build_block(prefix: str = PREFIX) -> DecoderBlock:
     """The chapter's block: unit gains, identity attention and SwiGLU matrices."""
+    check_name(prefix, "build_block prefix", ERROR)
     identity = np.eye(MODEL_WIDTH)
 
     def weight(name: str) -> Parameter:
@@ -85,8 +88,11 @@ def perturbed_input() -> np.ndarray:
 
 def post_norm_first_stage(block: DecoderBlock, x_value: np.ndarray) -> np.ndarray:
     """The original order with the same components: ``LayerNorm(x + MHA(x))`` (unit gain, zero bias)."""
-    attention = block.attention.forward(Tensor(x_value)).output.value
-    return layer_norm_rows(x_value + attention, POST_NORM_EPSILON)
+    instance(block, DecoderBlock, "post_norm_first_stage block", ERROR)
+    x_value = values(x_value, "post_norm_first_stage x_value", ERROR, rank=3)
+    with chained(ERROR, "post_norm_first_stage"):            # the width, the positions, an overflow
+        attention = block.attention.forward(Tensor(x_value)).output.value
+        return layer_norm_rows(x_value + attention, POST_NORM_EPSILON)
 
 
 # -- what the report and the trace measure -------------------------------------
@@ -100,7 +106,8 @@ def example_pass() -> tuple[DecoderBlock, Tensor, DecoderBlockForward]:
 
 def shapes(x_value: np.ndarray, forward: DecoderBlockForward) -> dict[str, tuple[int, ...]]:
     """The seven stages ``[B, T, d_model]``, the weights ``[B, h, T, T]`` after the first norm, the probe logits."""
-    f = forward
+    x_value = values(x_value, "shapes x_value", ERROR)
+    f = instance(forward, DecoderBlockForward, "shapes forward", ERROR)
     return {"input": x_value.shape, "attention_norm": f.attention_norm.shape,
             "attention_weights": f.attention.attention_weights.shape, "attention_branch": f.attention.output.shape,
             "after_attention": f.after_attention.shape, "feed_forward_norm": f.feed_forward_norm.shape,
@@ -111,6 +118,14 @@ def shapes(x_value: np.ndarray, forward: DecoderBlockForward) -> dict[str, tuple
 def pre_norm_order(block: DecoderBlock, x_value: np.ndarray, forward: DecoderBlockForward) -> bool:
     """The block's parts called one by one as the formula reads give its ``x'`` and ``y`` bit for bit:
     ``x' = x + MHA(RMSNorm(x))``, ``y = x' + FFN(RMSNorm(x'))``."""
+    instance(block, DecoderBlock, "pre_norm_order block", ERROR)
+    x_value = values(x_value, "pre_norm_order x_value", ERROR, rank=3)
+    instance(forward, DecoderBlockForward, "pre_norm_order forward", ERROR)
+    with chained(ERROR, "pre_norm_order"):
+        return _pre_norm_order(block, x_value, forward)
+
+
+def _pre_norm_order(block: DecoderBlock, x_value: np.ndarray, forward: DecoderBlockForward) -> bool:
     x_prime = x_value + block.attention.forward(block.attention_norm.forward(Tensor(x_value))).output.value
     y = x_prime + block.feed_forward.forward(block.feed_forward_norm.forward(Tensor(x_prime))).output.value
     return common.identical(x_prime, forward.after_attention.value) and common.identical(y, forward.output.value)
@@ -118,17 +133,22 @@ def pre_norm_order(block: DecoderBlock, x_value: np.ndarray, forward: DecoderBlo
 
 def post_norm_differs(post: np.ndarray, x_prime: np.ndarray) -> bool:
     """The original order's first stage ``LayerNorm(x + MHA(x))`` is not the pre-norm ``x'`` (both ``[B, T, d]``)."""
+    post = values(post, "post_norm_differs post", ERROR, rank=3)
+    x_prime = values(x_prime, "post_norm_differs x_prime", ERROR, shape=post.shape)
     return bool(np.max(np.abs(post - x_prime)) > INVARIANT_TOLERANCE)
 
 
 def original_post_norm(post: np.ndarray) -> bool:
     """Post-LN normalises the stage's own output: every row of ``LayerNorm(x + MHA(x))`` has mean 0."""
+    post = values(post, "original_post_norm post", ERROR, rank=(1, 32))
     return bool(np.all(np.abs(post.mean(axis=-1)) <= INVARIANT_TOLERANCE))
 
 
 def modern_pre_norm(x_prime: np.ndarray) -> bool:
     """Pre-LN leaves the residual stream unnormalised: some row of ``x'`` has a root mean square other than 1."""
-    rms = np.sqrt(np.mean(x_prime ** 2, axis=-1))   # [B, T]
+    x_prime = values(x_prime, "modern_pre_norm x_prime", ERROR, rank=(1, 32))
+    with np.errstate(over="ignore"):                 # an infinite RMS is not 1 either
+        rms = np.sqrt(np.mean(x_prime ** 2, axis=-1))   # [B, T]
     return bool(np.any(np.abs(rms - 1.0) > INVARIANT_TOLERANCE))
 
 
@@ -141,6 +161,7 @@ def sequential_recurrence() -> bool:
 def bias_free(block: DecoderBlock) -> bool:
     """No part of the block adds a constant: its two branches map a zero input to exactly zero at every
     stage, and both norms are odd, ``N(-x) = -N(x)`` (a LayerNorm-style shift would break that)."""
+    instance(block, DecoderBlock, "bias_free block", ERROR)
     zeros = Tensor(np.zeros((BATCH, TOKENS, MODEL_WIDTH)))
     x = example_input()
     norms_odd = all(common.identical(norm.forward(Tensor(-x)).value, -norm.forward(Tensor(x)).value)
@@ -151,6 +172,7 @@ def bias_free(block: DecoderBlock) -> bool:
 
 def stable_order(parameters: ParameterList) -> bool:
     """The parameters come in the seed's order: first norm, ``W_Q, W_K, W_V, W_O``, second norm, SwiGLU."""
+    instance(parameters, ParameterList, "stable_order parameters", ERROR)
     return parameters.names == [f"{PREFIX}.{name}" for name in PARAMETER_ORDER]
 
 

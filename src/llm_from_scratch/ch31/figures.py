@@ -23,6 +23,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullForma
 
 from ..book import figure_style as style
 from ..book.figure_style import FONT, LINE_STYLES, MARKERS, SMALL, attention_heatmap, new_figure, styled
+from ..errors import shown
 from ..text import texts
 
 __all__ = [
@@ -166,7 +167,7 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
         raise DepthLabError(f"block_diagram shapes must map {', '.join(needed)} to text, got {shapes!r:.80}")
     integer = isinstance(hidden_width, (int, np.integer)) and not isinstance(hidden_width, bool)
     if not integer or not 1 <= hidden_width <= 2**24:
-        raise DepthLabError(f"block_diagram hidden_width must be an integer from 1 to 2**24, got {hidden_width!r}")
+        raise DepthLabError(f"block_diagram hidden_width must be an integer from 1 to 2**24, got {shown(hidden_width)}")
     words = texts("ch31_figures")
     fig = new_figure(style.MAX_WIDTH, 4.9)
     ax = fig.add_subplot()
@@ -457,10 +458,10 @@ def _check_depth_panels(panels: object, labels: object) -> None:
                             f"got {type(panels).__name__} of {len(panels) if isinstance(panels, Mapping) else '?'}")
     for title, runs in panels.items():
         if not isinstance(runs, Mapping) or not runs:
-            raise DepthLabError(f"depth_profiles panels[{title!r}] must map variants to runs, got {runs!r:.60}")
+            raise DepthLabError(f"depth_profiles panels[{shown(title)}] must map variants to runs, got {shown(runs)}")
         for variant, result in runs.items():
             if variant not in labels or variant not in VARIANT_STYLE:
-                raise DepthLabError(f"depth_profiles panels[{title!r}] has variant {variant!r}; "
+                raise DepthLabError(f"depth_profiles panels[{shown(title)}] has variant {shown(variant)}; "
                                     f"known: {', '.join(v for v in VARIANT_STYLE if v in labels)}")
             try:
                 rms = np.asarray(getattr(result, "stream_rms", None), dtype=np.float64)
@@ -468,10 +469,10 @@ def _check_depth_panels(panels: object, labels: object) -> None:
             except (TypeError, ValueError):
                 rms = norms = np.zeros(0)
             if rms.ndim != 1 or norms.ndim != 1 or len(rms) != len(norms) + 1 or not len(norms):
-                raise DepthLabError(f"depth_profiles panels[{title!r}][{variant!r}] must be a DepthRun "
+                raise DepthLabError(f"depth_profiles panels[{shown(title)}][{variant!r}] must be a DepthRun "
                                     f"(stream_rms [L + 1], gradient_norms [L]), got {type(result).__name__}")
             if not np.all(np.isfinite(rms)) or not np.all(np.isfinite(norms) & (norms > 0)):
-                raise DepthLabError(f"depth_profiles panels[{title!r}][{variant!r}] needs finite RMS and positive "
+                raise DepthLabError(f"depth_profiles panels[{shown(title)}][{variant!r}] needs finite RMS and positive "
                                     f"finite gradient norms (log scale), got {vector_text(norms[:4])}")
 
 
@@ -776,9 +777,9 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
         raise DepthLabError("seed bands panels must map 1 to 3 titles to 1 to 4 labelled groups of runs, "
                             f"got {type(panels).__name__} of {len(panels) if isinstance(panels, Mapping) else '?'}")
     if isinstance(window, bool) or not isinstance(window, int) or not 1 <= window <= MAX_BAND_STEPS:
-        raise DepthLabError(f"seed bands window must be an integer in [1, {MAX_BAND_STEPS}], got {window!r}")
+        raise DepthLabError(f"seed bands window must be an integer in [1, {MAX_BAND_STEPS}], got {shown(window)}")
     if isinstance(height, bool) or not isinstance(height, (int, float)) or not 1.5 <= height <= 6:
-        raise DepthLabError(f"seed bands height must be a number of inches in [1.5, 6], got {height!r}")
+        raise DepthLabError(f"seed bands height must be a number of inches in [1.5, 6], got {shown(height)}")
     lines = {}
     for key, extra in (("references", references), ("marks", marks), ("ylabels", ylabels)):
         if extra is not None and not isinstance(extra, Mapping):
@@ -787,7 +788,7 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
     for key in ("references", "marks"):
         for text, value in lines[key].items():
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not np.isfinite(value):
-                raise DepthLabError(f"seed bands {key}[{text!r}] must be a finite number, got {value!r}")
+                raise DepthLabError(f"seed bands {key}[{shown(text)}] must be a finite number, got {shown(value)}")
     tables = {title: {label: _band_runs(runs, f"{title} / {label}") for label, runs in curves.items()}
               for title, curves in panels.items()}
 
@@ -828,9 +829,9 @@ def seed_bands(panels: Mapping[str, Mapping[str, Sequence[Sequence[float]]]], *,
         _margin_labels(ax, ends if len(tables) == 1 else [end for end in ends if not end[2]])
     if len(tables) > 1:
         handles, labels = axes[0].get_legend_handles_labels()
-        shown = [(h, t) for h, t in zip(handles, labels, strict=True) if not t.startswith("_")]
-        fig.legend([h for h, _ in shown], [t for _, t in shown], loc="outside upper center",
-                   ncols=len(shown), frameon=False)
+        visible = [(h, t) for h, t in zip(handles, labels, strict=True) if not t.startswith("_")]
+        fig.legend([h for h, _ in visible], [t for _, t in visible], loc="outside upper center",
+                   ncols=len(visible), frameon=False)
     return fig
 
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..book.settings import changed, choice, number
-from ..checks import finite_number
+from ..checks import finite_number, shown
 from ..errors import DepthLabError
 from ..rng import SplitMix64
 from ..tensor import Tensor, silu
@@ -58,7 +58,7 @@ def expectation(function: Callable[[np.ndarray], np.ndarray], s: float) -> float
             values = np.asarray(function(s * _NODES), dtype=float)
             total = float(np.sum(_WEIGHTS * values))
         except (FloatingPointError, TypeError, ValueError) as error:
-            raise DepthLabError(f"expectation of {getattr(function, '__name__', function)!r} "
+            raise DepthLabError(f"expectation of {shown(getattr(function, '__name__', function))} "
                                 f"at s {s:g}: {type(error).__name__}: {error}") from error
     if values.shape != _NODES.shape or not math.isfinite(total):
         raise DepthLabError(f"expectation function must give {len(_NODES)} finite values, "

@@ -16,20 +16,38 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..block import DecoderBlock
+from ..book.settings import choice, integer, number
+from ..checks import instance, values
+from ..errors import DecoderBlockError, chained
 from ..tensor import Tensor
 from . import example as ch31
 from .depth_lab import parts_of
 
 ROW_SCALES = (2.0, 0.5, 1.5)     # RMS of the rows of scaled_input()
+ERROR = DecoderBlockError        # every bad argument of the lesson's helpers
 
 
 def rms(values: np.ndarray) -> np.ndarray:
     """Root mean square of every row: ``[..., d] -> [...]``."""
-    return np.sqrt(np.mean(np.asarray(values) ** 2, axis=-1))
+    rows = _rows(values, "rms values")
+    try:
+        with np.errstate(over="raise"):
+            return np.sqrt(np.mean(rows ** 2, axis=-1))
+    except FloatingPointError as error:
+        raise ERROR(f"rms values up to {np.abs(rows).max():.3g} overflow when squared") from error
+
+
+def _rows(value: object, role: str) -> np.ndarray:
+    """Finite rows ``[..., d]`` (at least one axis, none empty)."""
+    return values(value, role, ERROR, rank=(1, 32))
 
 
 def rms_text(values: np.ndarray) -> str:
     """The RMS of every row, three decimals even when whole: ``[2.000, 0.500, 1.500]``."""
+    values = _rows(values, "rms_text values")
+    if values.ndim > 2 or values.size > 10_000:
+        raise ERROR(f"rms_text values must be at most 10000 numbers in rows [d] or [n, d], "
+                    f"got shape {list(values.shape)}")
     return "[" + ", ".join(f"{value:.3f}" for value in np.atleast_1d(rms(values))) + "]"
 
 
@@ -57,14 +75,17 @@ def first_stage(block: DecoderBlock, x: np.ndarray, order: str = "pre",
     ``norm="layer"`` is LayerNorm with unit gain, zero bias and eps 1e-5
     (the seed's Post-LN contrast); ``"rms"`` is the block's own RMSNorm.
     """
-    if order not in ("pre", "post"):
-        raise ValueError(f"order must be 'pre' or 'post', got {order!r}")
-    normalise = parts_of(block, norm).attention_norm
-    stream = Tensor(x)
-    seen = normalise(stream) if order == "pre" else stream
-    attention = block.attention.forward(seen)
-    total = stream + attention.output
-    output = total if order == "pre" else normalise(total)
+    instance(block, DecoderBlock, "first_stage block", ERROR)
+    x = values(x, "first_stage x", ERROR, rank=3)
+    choice(order, "first_stage order", ("pre", "post"), ERROR)
+    choice(norm, "first_stage norm", ("rms", "layer"), ERROR)
+    with chained(ERROR, "first_stage"):          # the width, the positions
+        normalise = parts_of(block, norm).attention_norm
+        stream = Tensor(x)
+        seen = normalise(stream) if order == "pre" else stream
+        attention = block.attention.forward(seen)
+        total = stream + attention.output
+        output = total if order == "pre" else normalise(total)
     return FirstStage(order=order, norm=norm, attention_input=seen.value,
                       weights=attention.attention_weights.value,
                       branch=attention.output.value, output=output.value)
@@ -73,6 +94,8 @@ def first_stage(block: DecoderBlock, x: np.ndarray, order: str = "pre",
 def token_summary(stage: FirstStage, token: int = 1) -> dict[str, object]:
     """What the Pre/Post figure writes for one token: the RMS of the row
     attention reads, the token's weight on key 0 in head 0, its row of x'."""
+    instance(stage, FirstStage, "token_summary stage", ERROR)
+    token = integer(token, "token_summary token", 0, stage.output.shape[1] - 1, ERROR)
     return {"input_rms": float(rms(stage.attention_input[0, token])),
             "weight": float(stage.weights[0, 0, token, 0]),
             "output": stage.output[0, token]}
@@ -91,6 +114,8 @@ class Head0Derivation:
 
 def rotate(pair: np.ndarray, angle: float) -> np.ndarray:
     """RoPE on one pair: ``[a, b] -> [a cos - b sin, a sin + b cos]``."""
+    pair = values(pair, "rotate pair", ERROR, shape=(2,))
+    angle = number(angle, "rotate angle", -1e12, 1e12, ERROR)
     c, s = np.cos(angle), np.sin(angle)
     return np.array([pair[0] * c - pair[1] * s, pair[0] * s + pair[1] * c])
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
+import numbers
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,7 +42,7 @@ import threadpoolctl
 
 from ..block import DecoderBlock
 from ..book.optim import Adam
-from ..book.settings import Check, changed, flag, integer, number
+from ..book.settings import Check, changed, choice, flag, integer, number
 from ..book.training import TrainingRun, train
 from ..checks import shown
 from ..errors import DepthLabError, chained
@@ -166,6 +167,25 @@ class StackModel:
     final_norm: RmsNorm
     head: Parameter               # [d, V]
 
+    def __post_init__(self) -> None:
+        """``new_model`` builds one; one built by hand is checked the same way:
+        the variant, and every part of one width ``d`` and one vocabulary ``V``."""
+        choice(self.variant, f"{LAB} model variant", depth_lab.VARIANTS, DepthLabError)
+        for name, value in (("embedding", self.embedding), ("head", self.head)):
+            if not isinstance(value, Parameter) or value.ndim != 2:
+                raise DepthLabError(f"{LAB} model {name} must be a Parameter of rank 2, got {shown(value)}")
+        vocabulary, width = self.embedding.shape
+        if self.head.shape != (width, vocabulary):
+            raise DepthLabError(f"{LAB} model head must be [d, V] = [{width}, {vocabulary}] as the embedding "
+                                f"[V, d] says, got {list(self.head.shape)}")
+        if not isinstance(self.blocks, list) or not 1 <= len(self.blocks) <= MAX_TRAIN_LAYERS or not all(
+                isinstance(b, DecoderBlock) and b.model_width == width for b in self.blocks):
+            raise DepthLabError(f"{LAB} model blocks must be a list of 1 to {MAX_TRAIN_LAYERS} DecoderBlocks "
+                                f"of width {width}, got {shown(self.blocks)}")
+        if not isinstance(self.final_norm, RmsNorm) or self.final_norm.feature_width != width:
+            raise DepthLabError(f"{LAB} model final_norm must be an RmsNorm of width {width}, "
+                                f"got {shown(self.final_norm)}")
+
     def parameters(self) -> ParameterList:
         return ParameterList([self.embedding, *self.final_norm.parameters(),
                               self.head,
@@ -244,6 +264,17 @@ class TopReadings:
     start_stream: float = math.nan          # RMS of the stream under the final norm, before
     stream: np.ndarray = field(default_factory=lambda: np.empty(0))   # ... and after each update
 
+    def __post_init__(self) -> None:
+        """``train_stack(probe=True)`` makes it; checked when made by hand."""
+        for name in ("start_rms", "start_varying", "start_stream"):
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+                raise DepthLabError(f"{LAB} top readings {name} must be a number, got {shown(value)}")
+        steps = _readings(self, ("moves", "rms", "varying"), "top readings")
+        if np.ndim(self.stream) != 1 or len(self.stream) not in (0, steps):
+            raise DepthLabError(f"{LAB} top readings stream must be [steps] like moves ({steps}) or empty, "
+                                f"got {shown(self.stream)}")
+
     @property
     def relative_moves(self) -> np.ndarray:
         """Each move divided by the RMS of the top before that step."""
@@ -260,6 +291,10 @@ class BatchReadings:
     rms: np.ndarray           # RMS(top)
     varying: np.ndarray       # RMS(top - its mean over all positions) / RMS
 
+    def __post_init__(self) -> None:
+        """``train_stack`` makes it; checked when made by hand."""
+        _readings(self, ("rms", "varying"), "batch readings")
+
 
 @dataclass(frozen=True)
 class Training:
@@ -271,6 +306,20 @@ class Training:
     run: TrainingRun
     top: TopReadings | None = None
     readings: BatchReadings | None = None
+
+    def __post_init__(self) -> None:
+        """``train_stack`` makes it; a learner may build one from a run's losses
+        (``Training(Settings(), TrainingRun(losses))``) to read them with the
+        lab's readers: checked here, so a wrong part fails at once."""
+        for name, kind, optional in (("settings", Settings, False), ("run", TrainingRun, False),
+                                     ("top", TopReadings, True), ("readings", BatchReadings, True)):
+            value = getattr(self, name)
+            if not (isinstance(value, kind) or (optional and value is None)):
+                raise DepthLabError(f"{LAB} training {name} must be a {kind.__name__}"
+                                    f"{' or None' if optional else ''}, got {type(value).__name__}")
+        if self.readings is not None and len(self.readings.rms) != len(self.run.losses):
+            raise DepthLabError(f"{LAB} training readings must have one value a step, {len(self.run.losses)}, "
+                                f"got {len(self.readings.rms)}")
 
     @property
     def losses(self) -> np.ndarray:
@@ -531,6 +580,21 @@ def schedule(settings: Settings | None = None, **changes: object) -> np.ndarray:
 
 # -- checks -------------------------------------------------------------------
 
+def _readings(readings: object, names: tuple[str, ...], what: str) -> int:
+    """The fields ``names`` of ``readings``: 1-D real arrays of one length (returned)."""
+    lengths = set()
+    for name in names:
+        value = getattr(readings, name)
+        if not isinstance(value, np.ndarray) or value.ndim != 1 or value.dtype.kind not in "fiu" \
+                or value.size > MAX_STEPS:
+            raise DepthLabError(f"{LAB} {what} {name} must be a 1-D array of at most {MAX_STEPS} numbers, "
+                                f"got {shown(value)}")
+        lengths.add(value.size)
+    if len(lengths) > 1:
+        raise DepthLabError(f"{LAB} {what} {', '.join(names)} must have one length, got {sorted(lengths)}")
+    return lengths.pop()
+
+
 def _training(training: object) -> Training:
     if not isinstance(training, Training):
         raise DepthLabError(f"{LAB} run must be a Training, got {type(training).__name__}")
@@ -545,6 +609,10 @@ def _losses(losses: object) -> np.ndarray:
     if isinstance(losses, (str, bytes)) or (isinstance(losses, np.ndarray) and losses.dtype.kind not in "fiu"):
         kind = f"dtype {losses.dtype}" if isinstance(losses, np.ndarray) else type(losses).__name__
         raise DepthLabError(f"{LAB} losses must be real numbers, got {kind}")
+    if isinstance(losses, (list, tuple)):             # no '1' and no True read as a number
+        odd = next((v for v in losses if not isinstance(v, numbers.Real) or isinstance(v, (bool, np.bool_))), None)
+        if odd is not None:
+            raise DepthLabError(f"{LAB} losses must be real numbers, got {shown(odd)} in {shown(losses)}")
     try:
         values = np.asarray(losses, dtype=float)
     except (TypeError, ValueError, OverflowError) as error:
