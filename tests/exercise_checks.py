@@ -77,21 +77,23 @@ WRONG = {
                  (right("30", 10, std_dmodel=1.0), "std_dmodel.own"),
                  (right("30", 10, std_dmodel=0.125), "std_dmodel.ratio"),
                  (right("30", 10, std_dmodel=2.83), "std_dmodel.inverse"),
-                 # a guess coarser than the answer's two decimals gets no slip's hint: 2.8 is within 0.05
-                 # of the inverse 2.83, and a hint there would locate the answer digit by digit
-                 (right("30", 10, std_dmodel=2.8), "std_dmodel.wrong"),
+                 # a guess coarser than the answer's two decimals is neither hinted nor judged: 2.8 is
+                 # within 0.05 of the inverse 2.83, and 0.4 of the answer; a reply that told them apart
+                 # would locate the answer digit by digit
+                 (right("30", 10, std_dmodel=2.8), "coarse"), (right("30", 10, std_dmodel=2.84), "std_dmodel.wrong"),
                  (right("30", 10, std_dmodel=0.044), "std_dmodel.unit"),
-                 (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "std_dmodel.wrong"),
-                 (right("30", 10, std_dh=2), "std_dh.wrong"), (right("30", 10, top_dh=0.871), "top.raw"),
-                 (right("30", 10, top_dmodel=0.125), "top.uniform"), (right("30", 10, top_dmodel=0.3), "wrong"),
+                 (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "coarse"), (right("30", 10, std_dmodel=0.51), "std_dmodel.wrong"),
+                 (right("30", 10, std_dh=2.51), "std_dh.wrong"), (right("30", 10, top_dh=0.871), "top.raw"),
+                 (right("30", 10, top_dmodel=0.125), "top.uniform"), (right("30", 10, top_dmodel=0.3), "coarse"), (right("30", 10, top_dmodel=0.31), "wrong"),
                  (right("30", 10, top_dh="0,36"), "comma"), (right("30", 10, top_dh=np.nan), "not_number")],
     ("30", 11): [({"one_head": 0.5, "two_heads": 0.5, "heads": 2}, "one_head.half"),
                  ({"one_head": 1 / 3, "two_heads": 2 / 3, "heads": 3}, "one_head.swapped"),
                  ({"one_head": 1, "two_heads": 0, "heads": 1}, "one_head.all"),
                  ({"one_head": 0, "two_heads": 0.5, "heads": 3}, "one_head.zero"),
                  ({"one_head": 0.7, "two_heads": 0.1, "heads": 5}, "coarse"),
-                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "one_head.wrong"),
-                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "two_heads.wrong"),
+                 ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "coarse"),
+                 ({"one_head": 0.91, "two_heads": 0.1, "heads": 5}, "one_head.wrong"),
+                 ({"one_head": 0.9, "two_heads": 0.11, "heads": 5}, "two_heads.wrong"),
                  ({"one_head": 0.9, "two_heads": 0.1, "heads": 5}, "heads.more"),
                  ({"one_head": 0.9, "two_heads": 0.1, "heads": 0}, "heads.none"),
                  ({"one_head": 0.9, "two_heads": 2 / 3, "heads": 2.5}, "not_int")],
@@ -112,7 +114,7 @@ WRONG = {
                  "predicted.wrong"), ({"predicted": 0.5, "measured": 0.537}, "measured.wrong"),
                  ({"predicted": 0.5, "measured": 0.52}, "block"), ({"predicted": 0.5, "measured": 0.97}, "post"),
                  ({"predicted": 0.5, "measured": 0.81}, "scale_1"), ({"predicted": 0.5, "measured": 1.86}, "inverse"),
-                 ({"predicted": 0.5, "measured": 1.9}, "measured.wrong"),   # coarse: no hint, see 30.10
+                 ({"predicted": 0.5, "measured": 1.9}, "coarse"),   # neither hinted nor judged, see 30.10
                  ({"predicted": "половина", "measured": 0.54}, "not_number"), ({"predicted": 0.5, "measured": np.inf},
                  "not_number")],
 }

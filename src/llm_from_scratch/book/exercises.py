@@ -483,9 +483,11 @@ def rounded(least: int) -> Callable[[float, float], bool]:
 
 
 def coarse(least: int) -> Callable[[float, float], Any]:
-    """The rule for an answer right but rounded to fewer than ``least`` decimals."""
+    """The rule for an answer given to fewer than ``least`` decimals, right or wrong: the reply asks
+    for the digits and says nothing of the value, or a learner could find the answer by halving (0.1 …
+    0.9 is "too coarse" only where the answer lies, then 0.30 … 0.39)."""
     def rule(value: float, right: float) -> Any:
-        return _decimals(value) < least and near(value, right) and ("coarse", {"decimals": least})
+        return _decimals(value) < least and ("coarse", {"decimals": least})
     return rule
 
 

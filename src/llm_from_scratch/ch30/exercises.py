@@ -161,27 +161,27 @@ def _two_places(value: float, right: float) -> bool:   # 0.20, "0.20" and 0.198 
 
 _TOP = dict(read=read_number, accept=_two_places)
 E10 = Questions("30.10", fields=[
-    Field("std_dh", right=1.0, rules=(coarse(2), _near({
-        "std.raw": np.sqrt(_WIDTH), "std.measured": lambda: _measured("measured_dh")})), **_SPREAD),
-    Field("std_dmodel", right=float(np.sqrt(_WIDTH / _MODEL)), rules=(coarse(2), _near({
+    Field("std_dh", right=1.0, rules=(_near({
+        "std.raw": np.sqrt(_WIDTH), "std.measured": lambda: _measured("measured_dh")}), coarse(2)), **_SPREAD),
+    Field("std_dmodel", right=float(np.sqrt(_WIDTH / _MODEL)), rules=(_near({
         "std.raw": np.sqrt(_WIDTH), "std_dmodel.own": 1.0, "std_dmodel.ratio": _WIDTH / _MODEL,
         "std_dmodel.inverse": np.sqrt(_MODEL / _WIDTH), "std_dmodel.unit": 1 / np.sqrt(_MODEL),
-        "std.measured": lambda: _measured("measured_dmodel")})), **_SPREAD),
-    Field("top_dh", right=lambda: _measured("dh"), rules=(coarse(2), _near({
-        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8})),
+        "std.measured": lambda: _measured("measured_dmodel")}), coarse(2)), **_SPREAD),
+    Field("top_dh", right=lambda: _measured("dh"), rules=(_near({
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8}), coarse(2)),
         **_TOP),
-    Field("top_dmodel", right=lambda: _measured("dmodel"), rules=(coarse(2), _near({
-        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8})),
+    Field("top_dmodel", right=lambda: _measured("dmodel"), rules=(_near({
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8}), coarse(2)),
         **_TOP)])
 
 # 30.11: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
 # three independent unit-variance targets leave 3 - g of their variance off it, (3 - g) / 3 a column
 _JOBS = 3
 E11 = Questions("30.11", fields=[
-    Field("one_head", read_number, (_JOBS - 1) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
-        "one_head.half": 0.5, "one_head.swapped": 1 / _JOBS, "one_head.all": 1.0, "one_head.zero": 0.0}))),
-    Field("two_heads", read_number, (_JOBS - 2) / _JOBS, accept=_exact_or_rounded, rules=(coarse(2), _near({
-        "two_heads.half": 0.5, "two_heads.one": (_JOBS - 1) / _JOBS, "two_heads.zero": 0.0}))),
+    Field("one_head", read_number, (_JOBS - 1) / _JOBS, accept=_exact_or_rounded, rules=(_near({
+        "one_head.half": 0.5, "one_head.swapped": 1 / _JOBS, "one_head.all": 1.0, "one_head.zero": 0.0}), coarse(2))),
+    Field("two_heads", read_number, (_JOBS - 2) / _JOBS, accept=_exact_or_rounded, rules=(_near({
+        "two_heads.half": 0.5, "two_heads.one": (_JOBS - 1) / _JOBS, "two_heads.zero": 0.0}), coarse(2))),
     Field("heads", read_int, _JOBS, {1: "heads.one", 2: "heads.two"}, rules=(
         lambda v, _: v > _JOBS and "heads.more", lambda v, _: v < 1 and "heads.none"))])
 

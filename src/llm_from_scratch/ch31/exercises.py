@@ -130,8 +130,8 @@ E11 = Questions("31.11", fields=[
     Field("predicted", read_number, 0.5, accept=rounded(1), rules=(
         lambda v, _: v > 1 and "grows", lambda v, _: near(v, 0.25, 2) and "one_over_l")),
     Field("measured", read_number, _ratio, accept=rounded(2), rules=(
-        coarse(2), *(lambda v, _, k=k, o=o: known_slip(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
-        lambda v, right: known_slip(v, 1 / right) and "inverse"))])
+        *(lambda v, _, k=k, o=o: known_slip(v, _ratio(**o)) and k for k, o in _SLIPS.items()),
+        lambda v, right: known_slip(v, 1 / right) and "inverse", coarse(2)))])
 
 # 31.13 and 31.14 share one list of the five verdicts of training_lab.verdict, numbered alike in both
 # statements, checkers and solutions: 1 "learns", 2 "barely learns", 3 "does not learn", 4 "learns, then

@@ -40,7 +40,7 @@ TEXT = {
     "lookalikes": ("аеокрсухіјАВЕКМНОРСТУХІЈ", "aeokpcyxijABEKMHOPCTYXIJ"),
     # the Russian keyboard layout: each key's Cyrillic letter, and the Latin letter of the same key
     "layout": ("йцукенгшщзхъфывапролджэячсмитьбю", "qwertyuiop[]asdfghjkl;'zxcvbnm,."),
-    "coarse": "{value} is rounded too coarsely: give at least {decimals} decimal places, as the chapter does.",
+    "coarse": "{value} has too few digits to check: give at least {decimals} decimal places, as the chapter does.",
     "huge": "integer ≈ {sign}1e{exponent}",
     "array": "NumPy array {shape} ({dtype})",
     "function": "<function {name}>",

@@ -40,7 +40,7 @@ TEXT = {
     "lookalikes": ("аеокрсухіјАВЕКМНОРСТУХІЈ", "aeokpcyxijABEKMHOPCTYXIJ"),
     # the Russian keyboard layout: each key's Cyrillic letter, and the Latin letter of the same key
     "layout": ("йцукенгшщзхъфывапролджэячсмитьбю", "qwertyuiop[]asdfghjkl;'zxcvbnm,."),
-    "coarse": "{value} округлено слишком грубо: нужно не меньше {decimals} знаков после запятой, как в тексте главы.",
+    "coarse": "в числе {value} слишком мало знаков для проверки: нужно не меньше {decimals} знаков после запятой, как в тексте главы.",
     "huge": "целое ≈ {sign}1e{exponent}",
     "array": "массив NumPy {shape} ({dtype})",
     "function": "<функция {name}>",
