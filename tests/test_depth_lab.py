@@ -494,3 +494,17 @@ def test_gradient_spread_over_ten_seeds():
     assert min(over("pre")) >= 1.45 and max(over("pre")) < 2.25
     assert min(over("post")) >= 1.2 and max(over("post")) < 1.65
     assert min(over("none")) >= 700 and max(over("none")) < 16_500
+
+
+def test_input_norm_gain_splits_the_measured_gain_of_the_stack_without_residuals():
+    # The main page's fold: the input RMSNorm's Jacobian (about ×10 over a
+    # stream of RMS 0.1) times the rest of the block is the measured gain.
+    lab = depth_lab.run(layers=24, width=32, variant="none")
+    norm, rest = gradient_gain.input_norm_gain(lab)
+    assert round(norm, 3) == 9.873 and round(rest, 4) == 0.1355
+    assert norm * rest == pytest.approx(gradient_gain.measured_gain(lab), rel=1e-12)
+    # a stack with residual paths has no norm on the stream's way down
+    with pytest.raises(DepthLabError, match=r"variant 'none'\), got variant 'pre'"):
+        gradient_gain.input_norm_gain(depth_lab.run(layers=4, variant="pre"))
+    with pytest.raises(DepthLabError, match="measured gain needs a DepthRun, got str"):
+        gradient_gain.input_norm_gain("run")

@@ -448,16 +448,17 @@ def test_the_training_page_quotes_what_the_avx512_kernel_does_with_pre_on_seed_3
     assert skylake[-4:-3] == ["срывается"] and skylake[-3:-1] == ["1.89", "84"] and 2 < float(skylake[-1]) < 2.1
 
 
-def test_the_main_page_quotes_what_one_adam_step_does_to_the_output():
-    """Chapter 31's main page, seed 31, eta = 0.03, four blocks: the output moves 44 % a step in Post
-    against 21 % in Pre (steps 6-40), 7 % with warm-up; at step 40 Post's output has shrunk (RMS 0.58)
-    and lost the part that varies from position to position (0.74 against Pre's 0.94)."""
+def test_the_training_page_quotes_what_one_adam_step_does_to_the_output():
+    """Chapter 31's training page («Выход шаг за шагом»), seed 31, eta = 0.03, four blocks: the output
+    moves 44 % a step in Post against 21 % in Pre (steps 6-40), 7 % with warm-up; over steps 20-40 (the
+    mean, not one noisy step) Post's output has shrunk (RMS 0.70 against Pre's 0.87) and lost part of
+    what varies from position to position (0.83 against 0.94)."""
     runs = {(v, w): training_lab.train_stack(variant=v, lr=0.03, warmup=w, probe=True)
             for v, w in (("pre", 0), ("post", 0), ("post", 100))}
     moves = {key: f"{run.top.relative_moves[5:40].mean():.0%}" for key, run in runs.items()}
     assert moves == {("pre", 0): "21%", ("post", 0): "44%", ("post", 100): "7%"}
-    assert [f"{run.readings.rms[39]:.2f}" for run in runs.values()][1] == "0.58"
-    assert [f"{run.readings.varying[39]:.2f}" for run in runs.values()][:2] == ["0.94", "0.74"]
+    assert [f"{run.readings.rms[19:40].mean():.2f}" for run in runs.values()] == ["0.87", "0.70", "0.98"]
+    assert [f"{run.readings.varying[19:40].mean():.2f}" for run in runs.values()] == ["0.94", "0.83", "0.96"]
     plain = training_lab.train_stack(variant="post", lr=0.03)
     assert np.array_equal(plain.losses, runs[("post", 0)].losses)     # probing does not change the run
 

@@ -139,6 +139,44 @@ def measured_gain(run: DepthRun) -> float:
                                 f"overflows ({error})") from error
 
 
+def input_norm_gain(run: DepthRun) -> tuple[float, float]:
+    """The two factors of ``measured_gain`` in a stack without residual
+    connections, whose block is ``y = rest(N(x))``: the gain of the input
+    RMSNorm's Jacobian, ``||dL/dx_l|| / ||dL/dN(x_l)||``, and the gain of
+    the rest of the block, ``||dL/dN(x_l)|| / ||dL/dx_{l+1}||``, each a
+    geometric mean over the blocks ``measured_gain`` uses; their product
+    is ``measured_gain(run)``. The real gradient: the blocks run again on
+    the stored stream, top down."""
+    _stream_gradients(run)                     # a DepthRun, 3 blocks or more
+    if run.settings.variant != "none":
+        raise DepthLabError("input norm gain needs a stack without residual connections "
+                            f"(variant 'none'), got variant {run.settings.variant!r}")
+    stack = _Stack(run.settings)
+    norm, rest = [], []
+    with stack.numerics():
+        inputs, outputs = stack.forward(run.layers)
+        upstream = stack.top_backward(outputs[-1])[0].grad
+        for parts, x_l in zip(reversed(stack.parts), reversed(inputs), strict=True):
+            x = Tensor(x_l.value, requires_grad=True)
+            normed = parts.attention_norm(x)                 # N(x_l)
+            n = Tensor(normed.value, requires_grad=True)     # a leaf: dL/dN
+            parts.feed_forward(parts.feed_forward_norm(parts.attention(n))).backward(upstream)
+            normed.backward(n.grad)
+            rest.append(_ratio(n.grad, upstream))
+            norm.append(_ratio(x.grad, n.grad))
+            upstream = x.grad
+    inner = slice(1, run.layers - 1)           # as measured_gain: not the ends
+    return tuple(float(np.exp(np.mean(np.log(np.array(v[::-1])[inner]))))
+                 for v in (norm, rest))
+
+
+def _ratio(numerator: np.ndarray, denominator: np.ndarray) -> float:
+    """``||numerator|| / ||denominator||``; NaN for a zero denominator (only
+    an end block's, which the means leave out)."""
+    below = float(np.linalg.norm(denominator))
+    return float(np.linalg.norm(numerator)) / below if below else math.nan
+
+
 def random_upstream_gain(settings: Settings | None = None,
                          **changes: object) -> float:
     """The gain per block when the gradient arriving from above is replaced
