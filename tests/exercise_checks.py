@@ -80,11 +80,14 @@ WRONG = {
                  # a guess coarser than the answer's two decimals is neither hinted nor judged: 2.8 is
                  # within 0.05 of the inverse 2.83, and 0.4 of the answer; a reply that told them apart
                  # would locate the answer digit by digit
-                 (right("30", 10, std_dmodel=2.8), "coarse"), (right("30", 10, std_dmodel=2.84), "std_dmodel.wrong"),
+                 (right("30", 10, std_dmodel=2.8), "coarse"),
+                 (right("30", 10, std_dmodel=2.84), "std_dmodel.wrong"),
                  (right("30", 10, std_dmodel=0.044), "std_dmodel.unit"),
-                 (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "coarse"), (right("30", 10, std_dmodel=0.51), "std_dmodel.wrong"),
+                 (right("30", 10, std_dmodel=0.4), "coarse"), (right("30", 10, std_dmodel=0.5), "coarse"),
+                 (right("30", 10, std_dmodel=0.51), "std_dmodel.wrong"),
                  (right("30", 10, std_dh=2.51), "std_dh.wrong"), (right("30", 10, top_dh=0.871), "top.raw"),
-                 (right("30", 10, top_dmodel=0.125), "top.uniform"), (right("30", 10, top_dmodel=0.3), "coarse"), (right("30", 10, top_dmodel=0.31), "wrong"),
+                 (right("30", 10, top_dmodel=0.125), "top.uniform"), (right("30", 10, top_dmodel=0.3), "coarse"),
+                 (right("30", 10, top_dmodel=0.31), "wrong"),
                  (right("30", 10, top_dh="0,36"), "comma"), (right("30", 10, top_dh=np.nan), "not_number")],
     ("30", 11): [({"one_head": 0.5, "two_heads": 0.5, "heads": 2}, "one_head.half"),
                  ({"one_head": 1 / 3, "two_heads": 2 / 3, "heads": 3}, "one_head.swapped"),

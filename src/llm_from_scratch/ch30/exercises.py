@@ -168,10 +168,12 @@ E10 = Questions("30.10", fields=[
         "std_dmodel.inverse": np.sqrt(_MODEL / _WIDTH), "std_dmodel.unit": 1 / np.sqrt(_MODEL),
         "std.measured": lambda: _measured("measured_dmodel")}), coarse(2)), **_SPREAD),
     Field("top_dh", right=lambda: _measured("dh"), rules=(_near({
-        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8}), coarse(2)),
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dmodel"), "top.uniform": 1 / 8}),
+        coarse(2)),
         **_TOP),
     Field("top_dmodel", right=lambda: _measured("dmodel"), rules=(_near({
-        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8}), coarse(2)),
+        "top.raw": lambda: _measured("raw"), "top.swapped": lambda: _measured("dh"), "top.uniform": 1 / 8}),
+        coarse(2)),
         **_TOP)])
 
 # 30.11: three jobs and the one-head bound of the learned-heads page: g mixes put the output on a g-plane,
