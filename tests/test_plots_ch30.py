@@ -202,7 +202,7 @@ def test_one_head_line_draws_the_targets_and_each_layer_on_its_line():
     assert [t.get_text() for t in legend.get_texts()] == [
         "цель строки $(z_{m-1}, z_0)$", "одна голова, a: выходы $(y_0, y_4)$ и их прямая; ошибка 0.972",
         "одна голова, b: выходы $(y_0, y_4)$ и их прямая; ошибка 0.496"]          # each loss beside the bound
-    assert legend.get_title().get_text() == "нижняя граница одной головы: ошибка ≥ 0.5 при любых параметрах"
+    assert legend.get_title().get_text() == "нижняя граница одной головы: ошибка в среднем ≥ 0.5 при любых параметрах"
     (bare,) = plots30.one_head_line(_Z, LINES[:1]).legends                      # no losses, no bound: no numbers
     assert [t.get_text() for t in bare.get_texts()][1] == "одна голова, a: выходы $(y_0, y_4)$ и их прямая"
     assert bare.get_title().get_text() == ""
@@ -392,11 +392,11 @@ def test_split_layout_moves_the_cells_as_split_heads_and_a_lone_reshape_do():
         inside = [text for (x, y), text in middle if x0 < x < x1 and y0 < y < y1]
         assert inside == [f"{token},{f}" for f in range(4)]               # a whole token, both heads
     written = texts(fig)
-    shapes = [t.split("\n") for t in written if t.startswith("[")]
-    assert shapes == [["[T, d_model] = [3, 4]", "строка — токен"],
-                      ["[T, h, d_h] = [3, 2, 2]", "строка — токен, разрезанный по головам"],
-                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"],
-                      ["[T, d_model] = [3, 4]", "строка — токен"],
-                      ["[h, T, d_h] = [2, 3, 2]", "блок — голова"]]
+    shapes = [t.split("\n") for t in written if t.startswith("$[")]
+    assert shapes == [["$[T, d_{\\mathrm{model}}]$ = [3, 4]", "строка — токен"],
+                      ["$[T, h, d_h]$ = [3, 2, 2]", "строка — токен, разрезанный по головам"],
+                      ["$[h, T, d_h]$ = [2, 3, 2]", "блок — голова"],
+                      ["$[T, d_{\\mathrm{model}}]$ = [3, 4]", "строка — токен"],
+                      ["$[h, T, d_h]$ = [2, 3, 2]", "блок — голова"]]
     with pytest.raises(HeadLayoutError, match="dividing"):
         plots30.split_layout(width=4, heads=3)

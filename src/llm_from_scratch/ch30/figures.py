@@ -454,7 +454,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
         rows_high = middle_band if row == 0 else band
         x_top = top + (rows_high - band) / 2                 # X and the heads centred on the token rows
         x_right = _split_block(ax, cells, 4, x_top, d_h)
-        label(4 + width * SPLIT_CELL / 2, x_top + band + 4, f"[T, d_model] = {_shape(tokens, width)}",
+        label(4 + width * SPLIT_CELL / 2, x_top + band + 4, rf"$[T, d_{{\mathrm{{model}}}}]$ = {_shape(tokens, width)}",
               words["split_layout.by_token"])
         if row == 0:
             middle = x_right + SPLIT_ARROW
@@ -463,7 +463,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
                 m_right = _split_block(ax, cells[token:token + 1], middle, y, d_h, gap=SPLIT_GROUP_GAP)
                 ax.add_patch(Rectangle((middle - 3, y - 3), m_right - middle + 6, SPLIT_ROW + 6,
                                        fill=False, edgecolor="black", linewidth=1.0))
-            label((middle + m_right) / 2, top + middle_band + 4, f"[T, h, d_h] = {_shape(tokens, heads, d_h)}",
+            label((middle + m_right) / 2, top + middle_band + 4, f"$[T, h, d_h]$ = {_shape(tokens, heads, d_h)}",
                   words["split_layout.token_groups"])
             arrow(x_right, middle - 3, top + middle_band / 2, "reshape")
             last = m_right + SPLIT_ARROW
@@ -474,7 +474,7 @@ def split_layout(tokens: int = 3, width: int = 4, heads: int = 2) -> Figure:
             arrow(x_right, last, x_top + band / 2, "reshape")
             blocks = wrong_way
         end = heads_side_by_side(blocks, last, x_top)
-        label((last + end) / 2, x_top + band + 4, f"[h, T, d_h] = {_shape(heads, tokens, d_h)}",
+        label((last + end) / 2, x_top + band + 4, f"$[h, T, d_h]$ = {_shape(heads, tokens, d_h)}",
               words["split_layout.by_head"])
     return fig
 

@@ -71,7 +71,7 @@ TEXT = {
     "7.ends.ok": "correct: before W_O the heads never touch each other.",
     "7.ends.1": "merge_heads only moves axes and reshapes: every number stays among its own head's coordinates.",
     "7.ends.2": "each head has its own softmax, and each row of its weights is normalized by a sum over that head's own scores.",
-    "7.ends.4": "RoPE rotates a query by the angle of its own position m and a key by that of its position n, in each head separately and only within that head's pairs; only their dot product depends on m − n, and no other head's coordinates enter it.",
+    "7.ends.4": "each head divides its scores by √d_h, a constant fixed by the head width, not by √d_model; and a constant divisor carries no number from one head to another.",
     "7.why.ok": "correct: what gets cut into heads is the output of the projections.",
     "7.why.2": "the projections do not cut X into pieces: a column of a head's matrix combines every input feature.",
     "7.why.3": "RoPE is the same in every head and rotates pairs inside a head; it spreads nothing across the width.",
