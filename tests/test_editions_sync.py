@@ -160,7 +160,7 @@ def test_a_code_cell_whose_program_changes_in_one_edition_is_named(book, before,
 def test_markdown_whose_labels_or_references_differ_is_named(book):
     def english_structure(source):
         title = cell(source, "ch31-checks-title")
-        title["en"] = title["en"].replace("{doc}`ch31-decoder-block`", "the main page")
+        title["en"] = title["en"].replace("{doc}`main page <ch31-decoder-block>`", "main page")
         title["synced"] = editions.stamp_of(title)
     edit_source(book, "ch31-checks", english_structure)
     editions.write("ch31-checks", book, book / "sources")

@@ -129,7 +129,7 @@ def test_block_diagram_shows_shapes_once_and_two_skip_paths(figures):
     fig = figures["block_diagram"]
     text = "\n".join(texts(fig))
     assert text.count("[1, 3, 4]") == 1                       # the shapes, once
-    assert "x, N$_a$, A, x', N$_f$, F, y: [1, 3, 4]" in text
+    assert "x, N$_a$, A, x′, N$_f$, F, y: [1, 3, 4]" in text
     assert "[1, 2, 3, 3]" in text
     assert f"$d_{{ff}}$ = {ch31.FEED_FORWARD_WIDTH}" in text   # the hidden width, with its value
     assert "$\\gamma_a$" in text and "$\\gamma_f$" in text      # each norm its own gain
@@ -164,7 +164,7 @@ def test_block_diagram_draws_the_stream_straight_and_the_branches_beside_it(figu
 def test_block_diagram_groups_shapes_that_differ():
     shapes = {**SHAPES, "N_a": "[2, 5, 12]"}
     text = "\n".join(texts(plots31.block_diagram(shapes, hidden_width=32)))
-    assert "x, A, x', N$_f$, F, y: [1, 3, 4]" in text and "N$_a$: [2, 5, 12]" in text
+    assert "x, A, x′, N$_f$, F, y: [1, 3, 4]" in text and "N$_a$: [2, 5, 12]" in text
     assert "$d_{ff}$ = 32" in text
 
 

@@ -8,7 +8,8 @@ the formula:
   package's block (LLaMA's order);
 * ``post`` — ``x' = N_a(x + MHA(x))``, ``y = N_f(x' + FFN(x'))``: the order
   of the original Transformer, with the same norms;
-* ``none`` — ``x' = MHA(N_a(x))``, ``y = FFN(N_f(x'))``: no residual paths.
+* ``none`` — ``x' = MHA(N_a(x))``, ``y = FFN(N_f(x'))``: no residual
+  connections.
 
 Every block comes from ``DecoderBlock.new`` on one ``SplitMix64`` stream, so
 the variants share their weights. On top sit a final RMSNorm and a random
@@ -258,7 +259,7 @@ def _nothing(z: Tensor) -> Tensor:
 def keep_branches(p: Parts, branches: str, variant: str) -> Parts:
     """Every block reduced to the sublayer ``branches`` names: the other one
     becomes the identity of the stream (``x + 0`` in Pre and Post, ``x`` in
-    the variant without residual paths)."""
+    the variant without residual connections)."""
     if not isinstance(p, Parts):
         raise DepthLabError(f"depth lab parts must be Parts, got {type(p).__name__}")
     choice(branches, "depth lab branches", BRANCHES, DepthLabError)

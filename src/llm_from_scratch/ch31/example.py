@@ -244,7 +244,7 @@ def render_report() -> str:
 
 
 def render_trace() -> str:
-    """The 33-line diagram trace of both residual paths."""
+    """The 33-line diagram trace of both residual connections."""
     block, x, f, post, same, gradients = measure()
     x_prime, parameters = f.after_attention.value, block.parameters()         # x': [1, T, d_model]
     differs, distinct = post_norm_differs(post, x_prime), len({id(p) for p in parameters}) == len(parameters)

@@ -140,7 +140,8 @@ def residual_stream(rows: Mapping[str, Sequence[float]], token: int = 1) -> Figu
     for x, name in ((0.45, "x"), (5.15, "x'"), (9.55, "y")):
         row = np.asarray(rows[name], dtype=float)
         rms = float(np.sqrt(np.mean(row ** 2)))
-        ax.text(x, line_y - 0.3, f"{name} = {_row_text(row)}\nRMS = {rms:.3f}",
+        shown = name.replace("'", "′")              # x′ as in the text
+        ax.text(x, line_y - 0.3, f"{shown} = {_row_text(row)}\nRMS = {rms:.3f}",
                 ha="center", va="top", fontsize=SMALL, color=INK)
     ax.set_title(words["residual_stream.title"].format(token=token), fontsize=FONT)
     return fig
@@ -191,9 +192,9 @@ def block_diagram(shapes: Mapping[str, str], hidden_width: int) -> Figure:
         # the stretch of the stream from the branch point to its "+" is the residual connection
         ax.text(stream_x - 0.25, (tap + plus_y) / 2, words["block_diagram.path"].format(number=number),
                 rotation=90, ha="right", va="center", fontsize=SMALL, color=INK)
-    for y, name in ((0.55, "x"), (4.75, "x'"), (8.85, "y")):       # on the stream
+    for y, name in ((0.55, "x"), (4.75, "x′"), (8.85, "y")):       # on the stream (x′ as in the text)
         ax.text(stream_x + 0.15, y, name, ha="left", va="center", fontsize=FONT, color=INK)
-    names = {"x": "x", "N_a": "N$_a$", "A": "A", "x'": "x'", "N_f": "N$_f$", "F": "F", "y": "y"}
+    names = {"x": "x", "N_a": "N$_a$", "A": "A", "x'": "x′", "N_f": "N$_f$", "F": "F", "y": "y"}
     for y, name in ((2.35, "N_a"), (3.62, "A"), (6.35, "N_f"), (7.62, "F")):   # in the branches
         ax.text(main_x + 0.15, y, names[name], ha="left", va="center", fontsize=FONT, color=INK)
     # what each node does, to its right
@@ -294,7 +295,7 @@ def sublayer_orders() -> Figure:
         ax.plot([0.25, 4.6], [line_y, line_y], color=INK, linewidth=4, solid_capstyle="butt")
         _arrow(ax, (4.4, line_y), (4.85, line_y), width=4)
         ax.text(0.15, line_y, "x", ha="right", va="center", fontsize=FONT)
-        ax.text(4.7, line_y + 0.25, "x'", ha="right", va="bottom", fontsize=FONT)
+        ax.text(4.7, line_y + 0.25, "x′", ha="right", va="bottom", fontsize=FONT)
         tap = 0.55
         ax.plot([tap], [line_y], marker="o", markersize=5, color=INK)
         _arrow(ax, (tap, line_y), (tap, branch_y - 0.33))
@@ -353,7 +354,7 @@ def pre_post_orders(pre: Mapping[str, object], post: Mapping[str, object]) -> Fi
         if order == "post":
             _box(ax, 6.6, line_y, "RMSNorm", width=1.4, dashed=False)
         _arrow(ax, (7.6, line_y), (8.05, line_y), width=4)
-        ax.text(8.15, line_y, "x'", ha="left", va="center", fontsize=FONT)
+        ax.text(8.15, line_y, "x′", ha="left", va="center", fontsize=FONT)
         ax.text(1.0, line_y - 0.4, words["pre_post_orders.reads"].format(rms=float(data["input_rms"])),
                 ha="left", va="top", fontsize=SMALL)
         ax.text(plus + 0.4, branch_y, words["pre_post_orders.weight"].format(weight=float(data["weight"])),
@@ -486,7 +487,7 @@ def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[s
     right, the gradient norm of each block's parameters on a log scale.
 
     When a row holds other variants besides Pre and Post (the stack without
-    residual paths, whose gradients span orders of magnitude), its gradients
+    residual connections, whose gradients span orders of magnitude), its gradients
     are split in two stacked panels with their own log scales: above, the
     others; below, Pre and Post alone, so that their spread fills the axis."""
     _check_depth_panels(panels, labels)
@@ -699,8 +700,8 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     markevery=max(1, len(steps) // 6), **look(label))
             for run in (seeds or {}).get(title, {}).get(label, ()):
                 ax.plot(*_full_windows(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
-        for text, value in references.items():
-            ax.axhline(value, label=f"_ref {text}", **REFERENCE_STYLE)
+        for text, value in references.items():   # under the curves: a curve on it stays visible
+            ax.axhline(value, label=f"_ref {text}", zorder=1, **REFERENCE_STYLE)
         ax.set_title(title)
         ax.set_xlabel(words["training_curves.step"])
         ax.set_xlim(0, max(len(losses) for losses in curves.values()) - 1)    # the axis ends at the data

@@ -5,10 +5,10 @@ TEXT = {
     # how tables and figures name a placement of the norm (depth_lab.label, depth_lab.LABELS)
     "label.pre": "Pre-RMSNorm",
     "label.post": "Post-RMSNorm",
-    "label.none": "no residual",
+    "label.none": "no residual connections",
     "label.layer.pre": "Pre-LN",
     "label.layer.post": "Post-LN",
-    "label.layer.none": "no residual, LN",
+    "label.layer.none": "no residual connections, LN",
     # depth_lab.summary_table, depth_lab.gradient_table
     "depth.scale": "initialization factor",
     "depth.wiring": "placement",
