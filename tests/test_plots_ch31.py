@@ -295,7 +295,7 @@ def test_depth_profiles_can_draw_pre_and_post_on_a_linear_axis():
     the stack without residual connections keeps its log axis above."""
     runs = depth_lab.compare(layers=12, width=8, **SMALL_LAB)
     fig = plots31.depth_profiles({"c = 1": runs}, depth_lab.LABELS, pair_scale="linear")
-    rms_ax, others_ax, pair_ax = fig.axes
+    _, others_ax, pair_ax = fig.axes
     assert pair_ax.get_yscale() == "linear" and others_ax.get_yscale() == "log"
     pair = np.concatenate([runs[v].gradient_norms for v in ("pre", "post")])
     for variant in ("pre", "post"):
