@@ -112,6 +112,8 @@ WRONG = {
     ("31", 4): [({"rows": {0, 1, 2, 3, 4}, "part": 1}, "changed"), ({"rows": {0, 1}, "part": 1}, "rows.wrong"),
                 ({"rows": {0, 7}, "part": 1}, "outside")],
     ("31", 5): [(1000, "wrong"), (10**400, "wrong"), (True, "not_int")],
+    ("31", 15): [({"stack": "1", "warmup": 5}, "not_option"), ({"stack": 1}, "fill_key"),
+                 ({"stack": 1, "warmup": 2, "why": 3}, "unknown_key")],
     ("31", 11): [({"predicted": 0.5, "measured": 0.5}, "coarse"), ({"predicted": 2, "measured": 0.54}, "grows"),
                  ({"predicted": 0.25, "measured": 0.54}, "one_over_l"), ({"predicted": 0.7, "measured": 0.54},
                  "predicted.wrong"), ({"predicted": 0.5, "measured": 0.537}, "measured.wrong"),
@@ -143,6 +145,7 @@ PROBES = {   # tried one after another: all-same labels, all-zero or all-one mat
     ("31", 3): [{"x_prime": k, "identity": k} for k in range(1, 5)], ("31", 4): [{"rows": set(), "part": 1}],
     ("31", 6): [{"post": k, "first": k, "example": k} for k in range(1, 5)], ("31", 14): [1, 2, 3, 4, 5],
     ("31", 10): [{"adam": k, "pre": k, "post": k} for k in range(1, 5)],
+    ("31", 15): [{"stack": k, "warmup": k} for k in range(1, 5)],
 }
 
 BLIND = {   # functions that know nothing, as a learner probes a code exercise: 0 everywhere, then 1

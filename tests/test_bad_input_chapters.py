@@ -26,7 +26,7 @@ from llm_from_scratch.ch30 import lesson as lesson30
 from llm_from_scratch.ch31 import contrasts as contrasts31
 from llm_from_scratch.ch31 import example as example31
 from llm_from_scratch.ch31 import lesson as lesson31
-from llm_from_scratch.errors import HistoryError
+from llm_from_scratch.errors import HistoryError, OptimizerError
 
 MAX_MESSAGE = 400
 HUGE = "x" * 10**6
@@ -106,6 +106,18 @@ ROWS = [
     bad("first-stage-block", lambda: lesson31.first_stage(None, example31.example_input()), D, "DecoderBlock"),
     bad("rotate-pair", lambda: lesson31.rotate(np.ones(3), 1.0), D, "shape [2]"),
     bad("rotate-angle-inf", lambda: lesson31.rotate(np.ones(2), float("inf")), D, "angle must be"),
+    bad("adam-step-t", lambda: lesson31.adam_step(np.ones(2), np.ones(2), np.zeros(2), np.zeros(2), 0),
+        OptimizerError, "adam_step t must be"),
+    bad("adam-step-shapes", lambda: lesson31.adam_step(np.ones(2), np.ones(3), np.zeros(2), np.zeros(2), 1),
+        OptimizerError, "one shape"),
+    bad("adam-step-v", lambda: lesson31.adam_step(np.ones(2), np.ones(2), np.zeros(2), -np.ones(2), 1),
+        OptimizerError, "v is a mean of squares"),
+    bad("adam-step-warmup", lambda: lesson31.adam_step(np.ones(2), np.ones(2), np.zeros(2), np.zeros(2), 1,
+                                                        warmup=2.5), OptimizerError, "warmup must be"),
+    bad("adam-step-g-nan", lambda: lesson31.adam_step(np.ones(2), [np.nan, 1.0], np.zeros(2), np.zeros(2), 1),
+        OptimizerError, "adam_step g"),
+    bad("adam-step-g-huge", lambda: lesson31.adam_step(np.ones(2), [1e200, 1.0], np.zeros(2), np.zeros(2), 1),
+        OptimizerError, "overflows when squared"),
     # ch31 example and contrasts
     bad("build-block-prefix", lambda: example31.build_block(""), D, "prefix must be"),
     bad("post-norm-first-stage-block", lambda: example31.post_norm_first_stage(None, example31.example_input()), D,

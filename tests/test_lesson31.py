@@ -224,3 +224,25 @@ def test_exercise_31_11_checks_against_central_differences():
             RmsNorm(Parameter("gain", gamma), epsilon=eps).forward(x).backward(np.eye(u.size)[i])
             rows.append(x.grad)
         assert np.abs(numeric - np.array(rows)).max() < ATOL / 10
+
+
+def test_adam_step_written_out_is_the_package_s_adam_bit_for_bit():
+    """The main page shows ``lesson31.adam_step`` as the update the training uses: over three steps
+    with warm-up it moves a weight exactly as ``book.optim.Adam`` does, and step 1 moves every weight
+    by η / warmup whatever the gradient's scale."""
+    from llm_from_scratch import Parameter
+    from llm_from_scratch.book.optim import Adam
+
+    grads = [np.array([0.002, -3.0, 40.0]), np.array([1.0, 2.0, -0.5]), np.array([-7.0, 0.1, 3.0])]
+    p = Parameter("w", np.ones(3))
+    optimizer = Adam([p], lr=0.03, warmup=100)
+    theta, m, v = np.ones(3), np.zeros(3), np.zeros(3)
+    for t, g in enumerate(grads, start=1):
+        p.grad = g
+        optimizer.step()
+        theta, m, v = lesson31.adam_step(theta, g, m, v, t, lr=0.03, warmup=100)
+        assert np.array_equal(theta, p.value)
+    for scale in (1, 1000):
+        moved, _, _ = lesson31.adam_step(np.zeros(3), scale * grads[0], np.zeros(3), np.zeros(3), 1,
+                                         lr=0.03, warmup=100)
+        np.testing.assert_allclose(np.abs(moved), 0.03 / 100, rtol=1e-4)

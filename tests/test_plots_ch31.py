@@ -290,6 +290,24 @@ def test_depth_profiles_give_pre_and_post_an_axis_of_their_own():
     assert style.smallest_text_px(fig) >= style.MIN_CSS_PX
 
 
+def test_depth_profiles_can_draw_pre_and_post_on_a_linear_axis():
+    """The main page draws the pair (1.2-2.2x apart) on a linear axis that their spread fills;
+    the stack without residual connections keeps its log axis above."""
+    runs = depth_lab.compare(layers=12, width=8, **SMALL_LAB)
+    fig = plots31.depth_profiles({"c = 1": runs}, depth_lab.LABELS, pair_scale="linear")
+    _, others_ax, pair_ax = fig.axes
+    assert pair_ax.get_yscale() == "linear" and others_ax.get_yscale() == "log"
+    pair = np.concatenate([runs[v].gradient_norms for v in ("pre", "post")])
+    for variant in ("pre", "post"):
+        np.testing.assert_array_equal(_lines(pair_ax)[depth_lab.LABELS[variant]].get_xydata()[:, 1],
+                                      runs[variant].gradient_norms)
+    low, high = pair_ax.get_ylim()
+    assert low < pair.min() and pair.max() < high and np.ptp(pair) / (high - low) > 0.8
+    assert style.smallest_text_px(fig) >= style.MIN_CSS_PX
+    with pytest.raises(Exception, match="pair_scale"):
+        plots31.depth_profiles({"c = 1": runs}, depth_lab.LABELS, pair_scale="symlog")
+
+
 def test_depth_profiles_on_the_book_s_runs_keep_both_scales_readable(figures):
     fig = figures["depth_profiles"]
     by_title = {ax.get_title(): ax for ax in fig.axes}
@@ -335,14 +353,14 @@ def test_training_curves_draw_the_running_mean_and_the_references(figures):
         assert ax.get_title() == title
         for label, losses in curves.items():
             (line,) = [line for line in ax.get_lines() if line.get_label() == label]
-            # full windows only: a mean of the first few losses alone drew a rise that was noise
-            mean = [np.mean(losses[i - 4:i + 1]) for i in range(4, len(losses))]
+            # steps counted from 1, as Adam counts them; the window expands from step 1 up to 5
+            mean = [np.mean(losses[max(0, i - 4):i + 1]) for i in range(len(losses))]
             np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
-            np.testing.assert_array_equal(line.get_xdata(), np.arange(4, len(losses)))
+            np.testing.assert_array_equal(line.get_xdata(), np.arange(1, len(losses) + 1))
         for label, value in REFERENCES.items():
             (line,) = [line for line in ax.get_lines() if line.get_label() == f"_ref {label}"]
             assert np.all(line.get_ydata() == value)
-        assert ax.get_xlim() == (0, 49)                                   # the axis ends at the data
+        assert ax.get_xlim() == (1, 50)                                   # the axis ends at the data
     curves = [line for line in fig.axes[0].get_lines() if line.get_label() in CURVES["η = 0.01"]]
     assert len({(line.get_linestyle(), line.get_marker()) for line in curves}) == 2   # not colour alone
     # the references share one style, so the legend does not name them: each is named in the margin
@@ -355,6 +373,7 @@ def test_warmup_figure_draws_the_schedules_like_their_curves(figures):
     for label, rates in SCHEDULES.items():
         (line,) = [line for line in rate_ax.get_lines() if line.get_label() == label]
         np.testing.assert_array_equal(line.get_ydata(), rates)
+        np.testing.assert_array_equal(line.get_xdata(), np.arange(1, len(rates) + 1))   # rate of step t at t
         same = [c for c in loss_ax.get_lines() if c.get_label() == label]
         if same:
             assert same[0].get_linestyle() == line.get_linestyle() and same[0].get_color() == line.get_color()
@@ -370,7 +389,7 @@ def test_thin_curves_draw_the_other_seeds_in_the_style_of_their_label():
     thin = [line for line in ax.get_lines() if line.get_label() == "_seed"]
     assert len(thin) == 2
     for line, run in zip(thin, runs["Post-RMSNorm"], strict=True):
-        mean = [np.mean(run[i - 4:i + 1]) for i in range(4, len(run))]
+        mean = [np.mean(run[max(0, i - 4):i + 1]) for i in range(len(run))]
         np.testing.assert_allclose(line.get_ydata(), mean, rtol=1e-12)
         assert line.get_linestyle() == main.get_linestyle() and line.get_linewidth() < main.get_linewidth()
     assert edition.texts("ch31_figures")["training_curves.seeds"] in [t.get_text() for t in fig.legends[0].get_texts()]

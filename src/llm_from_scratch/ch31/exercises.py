@@ -119,6 +119,10 @@ E9 = Code("31.9", name="count_parameters", reference=_count, setup=SETUP,
 # sublayer passes the gradient on unchanged (the path of identities) while Post's still goes through the norm
 E10 = Questions("31.10", fields=[option("adam", 2), option("pre", 1), option("post", 3)])
 
+# 31.15: the chapter's claim: with every branch at zero a Pre stack passes the gradient down unchanged (the
+# clean identity path), and Post stalls without warm-up because, its stream held at RMS 1, each Adam step keeps
+# moving its output far before the model uses the context (not because of the gradients' size)
+E15 = Questions("31.15", fields=[option("stack", 1), option("warmup", 2)])
 # 31.11: the depth lab, the top block's gradient against the 1/sqrt(L) law --------------------------
 def _ratio(variant: str = "pre", tensor: str | None = "ffn.down.weight", scale: float = 3**0.5) -> float:
     # g(16)/g(4) as the lab measures it, afresh at every check: no cache a learner's patch could poison
@@ -196,6 +200,6 @@ E12 = Code("31.12", name="rmsnorm_jacobian", reference=_differences, setup=SETUP
 OWN_TEXTS = ("scalar", "element")   # chapter 31's versions of the common texts: 31.9, 31.12 show no reference
 
 EXERCISES = {1: E1, 2: E2, 3: E3, 4: E4, 5: E5, 6: E6, 7: E7, 8: E8, 9: E9, 10: E10, 11: E11, 12: E12, 13: E13,
-             14: E14}
+             14: E14, 15: E15}
 globals().update({f"check_{number}": exercise.check for number, exercise in EXERCISES.items()})
 remember_package()

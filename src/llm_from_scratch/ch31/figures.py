@@ -481,15 +481,20 @@ SPLIT_HALF, ROW_HALF = 1.6, 1.225   # inches: half of a row with split gradients
 
 
 @styled
-def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[str, str]) -> Figure:
+def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[str, str], *,
+                   pair_scale: str = "log") -> Figure:
     """One row per setting (``panels`` maps a title such as ``"weight scale 1"``
     to ``{variant: DepthRun}``): left, the RMS of the stream after each layer;
     right, the gradient norm of each block's parameters on a log scale.
 
     When a row holds other variants besides Pre and Post (the stack without
     residual connections, whose gradients span orders of magnitude), its gradients
-    are split in two stacked panels with their own log scales: above, the
-    others; below, Pre and Post alone, so that their spread fills the axis."""
+    are split in two stacked panels with their own scales: above, the others
+    (log); below, Pre and Post alone, so that their spread fills the axis, on a
+    log or (``pair_scale="linear"``) a linear scale."""
+    from ..errors import DepthLabError
+    if pair_scale not in ("log", "linear"):
+        raise DepthLabError(f"depth_profiles pair_scale must be 'log' or 'linear', got {shown(pair_scale)}")
     _check_depth_panels(panels, labels)
     words = texts("ch31_figures")
     split = [any(v not in PAIR for v in runs) and any(v in PAIR for v in runs) for runs in panels.values()]
@@ -520,7 +525,12 @@ def depth_profiles(panels: Mapping[str, Mapping[str, object]], labels: Mapping[s
             for variant in variants:
                 norms = runs[variant].gradient_norms
                 _variant_line(ax, np.arange(1, len(norms) + 1), norms, variant, labels[variant])
-            _log_axis(ax, [runs[v].gradient_norms for v in variants])
+            if apart and ax is pair_ax and pair_scale == "linear":
+                drawn = np.concatenate([runs[v].gradient_norms for v in variants])
+                pad = 0.08 * (drawn.max() - drawn.min())
+                ax.set_ylim(drawn.min() - pad, drawn.max() + pad)
+            else:
+                _log_axis(ax, [runs[v].gradient_norms for v in variants])
             ax.set_ylabel(words["depth_profiles.gradient_short" if apart else "depth_profiles.gradient"])
             ax.set_title(ax_title)
             ax.grid(True, color="0.9", linewidth=0.6)
@@ -660,11 +670,11 @@ def _running_mean(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.
     return ends - 1, (sums[ends] - sums[starts]) / (ends - starts)
 
 
-def _full_windows(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.ndarray]:
-    """``_running_mean`` from the first step that ends a full window of ``window`` losses."""
+def _from_step_one(losses: Sequence[float], window: int) -> tuple[np.ndarray, np.ndarray]:
+    """Steps ``1 … n`` and the mean of the last ``window`` losses up to each step:
+    of all the losses so far while there are fewer than ``window``."""
     steps, mean = _running_mean(losses, window)
-    start = min(window, len(steps)) - 1
-    return steps[start:], mean[start:]
+    return steps + 1, mean
 
 
 @styled
@@ -673,10 +683,9 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
                     schedules: Mapping[str, Sequence[float]] | None = None,
                     seeds: Mapping[str, Mapping[str, Sequence[Sequence[float]]]] | None = None
                     ) -> Figure:
-    """Loss against step, one panel per setting (``panels`` maps a title to
-    ``{label: losses}``); each curve is the mean over the last ``window`` steps,
-    drawn only where a full window exists (from step ``window - 1``: a mean of the
-    first few noisy losses alone drew a rise or dip that was not in the runs), and
+    """Loss against step ``1 … n``, one panel per setting (``panels`` maps a title to
+    ``{label: losses}``); each curve is the mean over the last ``window`` steps, over
+    all the steps so far before step ``window`` (an expanding window), and
     ``references`` (label -> loss) are horizontal reference lines, named
     in the right margin. ``seeds`` (title -> label -> several runs) adds a thin curve per
     run in the style of its label. ``schedules`` (label -> learning rate per
@@ -694,17 +703,17 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
 
     for ax, (title, curves) in zip(axes, panels.items(), strict=True):
         for label, losses in curves.items():
-            steps, mean = _full_windows(losses, window)
+            steps, mean = _from_step_one(losses, window)
             ax.plot(steps, mean, label=label, linewidth=1.8, markersize=4,
                     marker=MARKERS[styles.setdefault(label, len(styles)) % len(MARKERS)],
                     markevery=max(1, len(steps) // 6), **look(label))
             for run in (seeds or {}).get(title, {}).get(label, ()):
-                ax.plot(*_full_windows(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
+                ax.plot(*_from_step_one(run, window), linewidth=0.9, alpha=0.75, label="_seed", **look(label))
         for text, value in references.items():   # under the curves: a curve on it stays visible
             ax.axhline(value, label=f"_ref {text}", zorder=1, **REFERENCE_STYLE)
         ax.set_title(title)
         ax.set_xlabel(words["training_curves.step"])
-        ax.set_xlim(0, max(len(losses) for losses in curves.values()) - 1)    # the axis ends at the data
+        ax.set_xlim(1, max(len(losses) for losses in curves.values()))    # the axis ends at the data
         ax.grid(True, color="0.9", linewidth=0.6)
     axes[0].set_ylabel(words["training_curves.loss"].format(window=window))
     for ax in axes[1:]:
@@ -715,8 +724,8 @@ def training_curves(panels: Mapping[str, Mapping[str, Sequence[float]]],
     if schedules:   # drawn like the curve of the same label
         lr_ax = fig.add_subplot(grid[1, :])
         for label, rates in schedules.items():
-            lr_ax.plot(np.arange(len(rates)), rates, label=label, linewidth=1.6, **look(label))
-        lr_ax.set_xlim(0, len(rates) - 1)
+            lr_ax.plot(np.arange(1, len(rates) + 1), rates, label=label, linewidth=1.6, **look(label))
+        lr_ax.set_xlim(1, len(rates))
         lr_ax.set_ylabel(words["training_curves.rate"])
         lr_ax.set_xlabel(words["training_curves.step"])
         lr_ax.set_ylim(bottom=0)

@@ -7,6 +7,8 @@
   LayerNorm as ``N`` — placement and norm are two separate switches;
 * ``head0_derivation``: the probability ``0.005440`` of the worked example
   worked out by hand in NumPy (RoPE, dot products, scaling, softmax);
+* ``adam_step``: one Adam update with linear warm-up, written out as the
+  formula (``book.optim.Adam`` computes the same, vectorized).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import numpy as np
 from ..block import DecoderBlock
 from ..book.settings import choice, integer, number
 from ..checks import instance, values
-from ..errors import DecoderBlockError, chained
+from ..errors import DecoderBlockError, OptimizerError, chained
 from ..tensor import Tensor
 from . import example as ch31
 from .depth_lab import parts_of
@@ -133,3 +135,37 @@ def head0_derivation() -> Head0Derivation:
                            scaled=scaled, probabilities=exp / exp.sum())
 
 
+
+
+MAX_WARMUP = 1_000_000
+
+
+def _adam_inputs(theta: object, g: object, m: object, v: object, t: object,
+                 lr: object, warmup: object) -> tuple[np.ndarray, ...]:
+    """The arrays of ``adam_step`` (finite, one shape, ``v >= 0``), checked with its numbers."""
+    error = OptimizerError
+    arrays = tuple(values(a, f"adam_step {name}", error) for name, a in (
+        ("theta", theta), ("g", g), ("m", m), ("v", v)))
+    shapes = {a.shape for a in arrays}
+    if len(shapes) > 1:
+        raise error(f"adam_step theta, g, m, v must share one shape, got {sorted(shapes)}")
+    if np.any(arrays[3] < 0):
+        raise error("adam_step v is a mean of squares and must be >= 0, "
+                    f"got {arrays[3].min():.3g}")
+    integer(t, "adam_step t", 1, MAX_WARMUP, error)
+    number(lr, "adam_step lr", 0.0, 1e3, error)
+    integer(warmup, "adam_step warmup", 0, MAX_WARMUP, error)
+    if np.abs(arrays[1]).max() > 1e150:         # g**2 would overflow
+        raise error(f"adam_step g up to {np.abs(arrays[1]).max():.3g} overflows when squared")
+    return arrays
+
+
+def adam_step(theta, g, m, v, t, lr=0.03, warmup=0,
+              beta1=0.9, beta2=0.999, eps=1e-8):
+    """One Adam update at step ``t`` (from 1): new ``theta, m, v``."""
+    theta, g, m, v = _adam_inputs(theta, g, m, v, t, lr, warmup)
+    rate = lr * min(1.0, t / warmup) if warmup else lr   # warm-up
+    m = beta1 * m + (1 - beta1) * g          # running mean of g
+    v = beta2 * v + (1 - beta2) * g**2       # running mean of g²
+    m_hat, v_hat = m / (1 - beta1**t), v / (1 - beta2**t)
+    return theta - rate * m_hat / (np.sqrt(v_hat) + eps), m, v

@@ -193,7 +193,7 @@ class StackModel:
                                 for p in b.parameters())])
 
     def stream(self, tokens: np.ndarray) -> Tensor:
-        """``tokens [B, T]`` -> the residual stream after the last block ``[B, T, d]``."""
+        """Token ids ``[B, T]`` -> the stream after the last block."""
         tokens = self._tokens(tokens)
         one_hot = np.eye(self.embedding.shape[0])[tokens]    # [B, T, V]
         x = Tensor(one_hot) @ self.embedding                  # [B, T, d]
@@ -203,11 +203,11 @@ class StackModel:
         return x
 
     def top(self, tokens: np.ndarray) -> Tensor:
-        """``tokens [B, T]`` -> the normalised top of the stack ``[B, T, d]``."""
+        """Token ids ``[B, T]`` -> the final RMSNorm's output."""
         return self.final_norm.forward(self.stream(tokens))
 
     def __call__(self, tokens: np.ndarray) -> Tensor:
-        """``tokens [B, T]`` -> logits ``[B, T, V]``."""
+        """Token ids ``[B, T]`` -> logits ``[B, T, V]``."""
         return self.top(tokens) @ self.head
 
     def _tokens(self, tokens: object) -> np.ndarray:

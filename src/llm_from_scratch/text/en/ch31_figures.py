@@ -51,7 +51,7 @@ TEXT = {
     "gradient_paths.to_input": "gradient to the input",
     "gradient_paths.identity_only": "a path of identities only: the gradient from the top reaches the input intact",
     "training_curves.step": "step",
-    "training_curves.loss": "loss (mean over\n{window} steps)",
+    "training_curves.loss": "loss (mean of the\nlast ≤ {window} steps)",
     "training_curves.rate": "learning\nrate η",
     "training_curves.seeds": "thin lines: other seeds",
 }

@@ -51,7 +51,7 @@ TEXT = {
     "gradient_paths.to_input": "градиент к входу",
     "gradient_paths.identity_only": "путь из одних I: градиент сверху доходит до входа целиком",
     "training_curves.step": "шаг",
-    "training_curves.loss": "потери (среднее\nза {window} шагов)",
+    "training_curves.loss": "потери (среднее за\n≤ {window} последних шагов)",
     "training_curves.rate": "скорость\nобучения η",
     "training_curves.seeds": "тонкие линии: другие зёрна",
 }
